@@ -1,0 +1,40 @@
+import type { Deps } from "../context.js";
+import { unauthenticated } from "../domain/errors.js";
+import type { Principal } from "../domain/principal.js";
+import { parseToken } from "../domain/token.js";
+import { constantTimeEqual, sha256Hex } from "../support/crypto.js";
+
+/**
+ * Turns an `Authorization` header into the calling principal, or throws unauthenticated.
+ * Missing, malformed, unknown and expired tokens get distinct reasons; none reveals anything a
+ * caller without the token could use.
+ */
+export async function authenticate(deps: Deps, authorization: string | null): Promise<Principal> {
+  if (!authorization) throw unauthenticated("auth.missing", "send Authorization: Bearer <personal access token>");
+  const match = /^Bearer ([\x21-\x7e]+)$/i.exec(authorization.trim());
+  if (!match?.[1]) throw unauthenticated("auth.malformed", "the Authorization header must be: Bearer <token>");
+  const parsed = parseToken(match[1]);
+  const token = parsed && (await deps.store.findTokenById(parsed.tokenId));
+  if (!parsed || !token || !constantTimeEqual(sha256Hex(parsed.secret), token.secretHash)) {
+    throw unauthenticated("auth.token_invalid", "the token is not valid");
+  }
+  if (token.expiresAt !== null && token.expiresAt <= deps.clock.now().getTime()) {
+    throw unauthenticated("auth.token_expired", "the token has expired");
+  }
+  const user = await deps.store.findUserById(token.userId);
+  if (!user) throw unauthenticated("auth.token_invalid", "the token is not valid");
+  const memberships = await deps.store.listMembershipsOfUser(user.id);
+  return {
+    userId: user.id,
+    orgId: user.orgId,
+    instanceId: user.instanceId,
+    tokenId: token.id,
+    memberships: memberships.map((m) => ({
+      level: m.level,
+      scopeId: m.scopeId,
+      ownerOrgId: m.ownerOrgId,
+      ...(m.projectId ? { projectId: m.projectId } : {}),
+      roles: m.roles,
+    })),
+  };
+}

@@ -1,0 +1,10 @@
+import type { HandlerContext } from "@connectrpc/connect";
+import type { Caller } from "../context.js";
+import { principalKey, requestedOrgIdKey } from "../interceptors/context-keys.js";
+
+/** The caller of an authenticated call, as the authentication interceptor left it in the context. */
+export function callerOf(context: HandlerContext): Caller {
+  const principal = context.values.get(principalKey);
+  if (!principal) throw new Error("no principal: the authentication interceptor did not run");
+  return { principal, requestedOrgId: context.values.get(requestedOrgIdKey) };
+}

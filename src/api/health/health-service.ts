@@ -1,0 +1,52 @@
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { EventEmitter, on } from "node:events";
+import { type Health, HealthCheckResponse_ServingStatus as ServingStatus } from "../../../gen/grpc/health/v1/health_pb.js";
+
+/** Serving state shared by the health service and the shutdown sequence. */
+export interface HealthState {
+  status(): ServingStatus;
+  setServing(serving: boolean): void;
+  readonly changes: EventEmitter;
+}
+
+export function createHealthState(): HealthState {
+  let current = ServingStatus.SERVING;
+  const changes = new EventEmitter();
+  changes.setMaxListeners(0);
+  return {
+    status: () => current,
+    setServing(serving) {
+      current = serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING;
+      changes.emit("change", current);
+    },
+    changes,
+  };
+}
+
+/**
+ * grpc.health.v1: "" (the server) and every served service report the server's state; NOT_SERVING
+ * once shutdown starts, so load balancers stop sending traffic while in-flight calls finish.
+ */
+export function createHealthService(state: HealthState, serviceNames: string[]): Partial<ServiceImpl<typeof Health>> {
+  const known = new Set(["", ...serviceNames]);
+  const statusOf = (service: string) => (known.has(service) ? state.status() : ServingStatus.SERVICE_UNKNOWN);
+  return {
+    check(request) {
+      if (!known.has(request.service)) throw new ConnectError(`unknown service ${request.service}`, Code.NotFound);
+      return { status: state.status() };
+    },
+    list() {
+      return { statuses: Object.fromEntries([...known].map((name) => [name, { status: state.status() }])) };
+    },
+    async *watch(request, context) {
+      yield { status: statusOf(request.service) };
+      try {
+        for await (const _ of on(state.changes, "change", { signal: context.signal })) {
+          yield { status: statusOf(request.service) };
+        }
+      } catch (error) {
+        if (!context.signal.aborted) throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,20 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { InstanceService } from "../../../gen/gatehouse/admin/v1/instance_pb.js";
+import { addInstanceMember } from "../../commands/instance.js";
+import type { Deps } from "../../context.js";
+import { getInstance } from "../../queries/instance.js";
+import { callerOf } from "../caller.js";
+import { toDetailsMessage } from "../convert.js";
+
+export function createInstanceService(deps: Deps): Partial<ServiceImpl<typeof InstanceService>> {
+  return {
+    async getInstance(_request, context) {
+      const { instance, details } = await getInstance(deps, callerOf(context));
+      return { instanceId: instance.id, name: instance.name, defaultOrganizationId: instance.defaultOrgId, details: toDetailsMessage(details) };
+    },
+    async addInstanceMember(request, context) {
+      const { details } = await addInstanceMember(deps, callerOf(context), { userId: request.userId, roles: request.roles });
+      return { details: toDetailsMessage(details) };
+    },
+  };
+}

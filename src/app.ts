@@ -1,0 +1,90 @@
+import type { DestinationStream } from "pino";
+import { ensureBootstrapped } from "./bootstrap.js";
+import { type Config, dataFiles } from "./config.js";
+import type { Deps } from "./context.js";
+import { createHealthState } from "./api/health/health-service.js";
+import { createAuthenticationInterceptor } from "./interceptors/authentication.js";
+import { createErrorMappingInterceptor } from "./interceptors/error-mapping.js";
+import { createObserveInterceptor } from "./interceptors/observe.js";
+import { createValidationInterceptor } from "./interceptors/validation.js";
+import { createRoutes } from "./routes.js";
+import { createServer } from "./server.js";
+import { createSqliteStore } from "./store/sqlite-store.js";
+import { type Clock, systemClock } from "./support/clock.js";
+import { loadOrCreateMasterKey } from "./support/files.js";
+import { createIdGenerator, type IdGenerator } from "./support/ids.js";
+import { createLogger, type Logger } from "./support/logger.js";
+import { createMetrics, type Metrics } from "./support/metrics.js";
+
+export interface GatehouseOptions {
+  config: Config;
+  clock?: Clock;
+  ids?: IdGenerator;
+  /** Where JSON log lines go (stdout by default); tests capture them here. */
+  logDestination?: DestinationStream;
+}
+
+export interface Gatehouse {
+  /** Base URL of the listener, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  port: number;
+  deps: Deps;
+  logger: Logger;
+  metrics: Metrics;
+  /** Graceful stop: NOT_SERVING, stop accepting, drain in-flight calls, close the database. */
+  close(): Promise<void>;
+}
+
+/** Wires configuration into a running server: data dir, store (migrated), bootstrap, listener. */
+export async function startGatehouse(options: GatehouseOptions): Promise<Gatehouse> {
+  const { config } = options;
+  const logger = createLogger(config.logLevel, options.logDestination);
+  const files = dataFiles(config);
+  const masterKey = loadOrCreateMasterKey(files.masterKey);
+  const store = createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000 });
+  const deps: Deps = {
+    store,
+    clock: options.clock ?? systemClock,
+    ids: options.ids ?? createIdGenerator(),
+    masterKey,
+    externalUrl: config.externalUrl,
+  };
+  try {
+    await ensureBootstrapped(deps, files.adminToken, logger);
+    const metrics = createMetrics();
+    const health = createHealthState();
+    const server = createServer({
+      config,
+      routes: createRoutes(deps, health),
+      // Outermost first: every call is observed, every error is mapped, then the caller is
+      // authenticated before the request is validated (unauthenticated callers learn nothing).
+      interceptors: [
+        createObserveInterceptor(logger, metrics),
+        createErrorMappingInterceptor(logger),
+        createAuthenticationInterceptor(deps),
+        createValidationInterceptor(),
+      ],
+      metrics,
+    });
+    const { port } = await server.listen(config.port, config.host);
+    const scheme = config.tls ? "https" : "http";
+    const url = `${scheme}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+    logger.info({ url, dataDir: config.dataDir }, "gatehouse listening");
+    return {
+      url,
+      port,
+      deps,
+      logger,
+      metrics,
+      async close() {
+        health.setServing(false);
+        await server.close(config.shutdownTimeoutMs);
+        await store.close();
+        logger.info("gatehouse stopped");
+      },
+    };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}

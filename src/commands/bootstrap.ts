@@ -1,0 +1,93 @@
+import type { Deps } from "../context.js";
+import { uniquenessKey } from "../domain/names.js";
+import type { IssuedToken } from "../domain/token.js";
+import { SYSTEM_ACTOR } from "../events/event.js";
+import { EventType } from "../events/types.js";
+
+export interface BootstrapInput {
+  instanceName: string;
+  organizationName: string;
+  adminUserName: string;
+  adminToken: IssuedToken;
+}
+
+/**
+ * First start on an empty database: the instance, a first organization and an admin machine user
+ * holding IAM_OWNER and ORG_OWNER with one personal access token — all in one transaction, so a
+ * crash leaves either nothing (and the next start bootstraps again) or everything.
+ */
+export async function bootstrapInstance(deps: Deps, input: BootstrapInput) {
+  const instanceId = deps.ids.next();
+  const organizationId = deps.ids.next();
+  const adminUserId = deps.ids.next();
+  const at = deps.clock.now();
+  const membership = (level: "instance" | "org", scopeId: string, role: string) => ({
+    kind: "membership.insert" as const,
+    row: { id: deps.ids.next(), userId: adminUserId, level, scopeId, ownerOrgId: scopeId, projectId: null, roles: [role] },
+  });
+  await deps.store.commit({
+    instanceId,
+    actor: SYSTEM_ACTOR,
+    at,
+    writes: [
+      { kind: "instance.insert", row: { id: instanceId, name: input.instanceName, defaultOrgId: organizationId } },
+      {
+        kind: "organization.insert",
+        row: { id: organizationId, instanceId, name: input.organizationName, nameKey: uniquenessKey(input.organizationName) },
+      },
+      {
+        kind: "user.insert",
+        row: {
+          id: adminUserId,
+          instanceId,
+          orgId: organizationId,
+          type: "machine",
+          state: "active",
+          userName: input.adminUserName,
+          userNameKey: uniquenessKey(input.adminUserName),
+          machineName: "Administrator",
+          machineDescription: "Created at bootstrap; holds IAM_OWNER and ORG_OWNER.",
+        },
+      },
+      membership("instance", instanceId, "IAM_OWNER"),
+      membership("org", organizationId, "ORG_OWNER"),
+      {
+        kind: "token.insert",
+        row: { id: input.adminToken.tokenId, userId: adminUserId, secretHash: input.adminToken.secretHash, expiresAt: null, createdAt: at.getTime() },
+      },
+    ],
+    events: [
+      { aggregateType: "instance", aggregateId: instanceId, type: EventType.instanceAdded, payload: { name: input.instanceName }, resourceOwner: instanceId },
+      { aggregateType: "org", aggregateId: organizationId, type: EventType.orgAdded, payload: { name: input.organizationName }, resourceOwner: organizationId },
+      {
+        aggregateType: "user",
+        aggregateId: adminUserId,
+        type: EventType.machineUserAdded,
+        payload: { userName: input.adminUserName, name: "Administrator" },
+        resourceOwner: organizationId,
+      },
+      {
+        aggregateType: "instance",
+        aggregateId: instanceId,
+        type: EventType.instanceMemberAdded,
+        payload: { userId: adminUserId, roles: ["IAM_OWNER"], scopeId: instanceId },
+        resourceOwner: instanceId,
+      },
+      {
+        aggregateType: "org",
+        aggregateId: organizationId,
+        type: EventType.orgMemberAdded,
+        payload: { userId: adminUserId, roles: ["ORG_OWNER"], scopeId: organizationId },
+        resourceOwner: organizationId,
+      },
+      {
+        aggregateType: "user",
+        aggregateId: adminUserId,
+        type: EventType.personalAccessTokenAdded,
+        payload: { tokenId: input.adminToken.tokenId, expirationDate: null },
+        resourceOwner: organizationId,
+      },
+    ],
+  });
+  return { instanceId, organizationId, adminUserId };
+}

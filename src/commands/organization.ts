@@ -1,0 +1,47 @@
+import { selectOrganization } from "../access/select-organization.js";
+import type { Caller, Deps } from "../context.js";
+import { authorize } from "../domain/authorization.js";
+import { uniquenessKey } from "../domain/names.js";
+import { detailsOfCreate } from "../events/details.js";
+import { EventType } from "../events/types.js";
+import { addMember } from "./add-member.js";
+import { requireInstancePermission } from "./instance.js";
+
+export async function createOrganization(deps: Deps, caller: Caller, input: { name: string }) {
+  requireInstancePermission(caller, "org.create");
+  const organizationId = deps.ids.next();
+  const events = await deps.store.commit({
+    instanceId: caller.principal.instanceId,
+    actor: caller.principal.userId,
+    at: deps.clock.now(),
+    writes: [
+      {
+        kind: "organization.insert",
+        row: { id: organizationId, instanceId: caller.principal.instanceId, name: input.name, nameKey: uniquenessKey(input.name) },
+      },
+    ],
+    events: [
+      { aggregateType: "org", aggregateId: organizationId, type: EventType.orgAdded, payload: { name: input.name }, resourceOwner: organizationId },
+    ],
+  });
+  return { organizationId, details: detailsOfCreate(events) };
+}
+
+export async function addOrganizationMember(deps: Deps, caller: Caller, input: { userId: string; roles: string[] }) {
+  const organization = await selectOrganization(deps, caller);
+  authorize(caller.principal, "org.member.write", { orgId: organization.id });
+  const details = await addMember(
+    deps,
+    caller,
+    {
+      level: "org",
+      scopeId: organization.id,
+      ownerOrgId: organization.id,
+      aggregate: { type: "org", id: organization.id },
+      eventType: EventType.orgMemberAdded,
+    },
+    input.userId,
+    input.roles,
+  );
+  return { details };
+}

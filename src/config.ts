@@ -1,0 +1,111 @@
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import type { Synchronous } from "./store/db.js";
+
+/** Gatehouse's configuration; every setting has an environment variable and a command-line flag. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** Base URL for links in mails and responses. */
+  externalUrl: string;
+  tls?: { certPath: string; keyPath: string };
+  logLevel: string;
+  dbSynchronous: Synchronous;
+  /** Largest accepted request message; larger ones fail with resource_exhausted. */
+  maxRequestBytes: number;
+  /** Time a client has to send the request headers. */
+  headersTimeoutMs: number;
+  /** Time a client has to send a whole unary request. */
+  requestTimeoutMs: number;
+  /** On SIGTERM, how long in-flight calls may take before connections are cut. */
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+interface Setting {
+  flag: string;
+  env: string;
+  fallback?: string;
+}
+
+/** The settings table (README "Configuration" mirrors it). */
+const settings = {
+  port: { flag: "port", env: "GATEHOUSE_PORT", fallback: "8080" },
+  host: { flag: "host", env: "GATEHOUSE_HOST", fallback: "127.0.0.1" },
+  dataDir: { flag: "data-dir", env: "GATEHOUSE_DATA_DIR", fallback: "./data" },
+  externalUrl: { flag: "external-url", env: "GATEHOUSE_EXTERNAL_URL" },
+  tlsCert: { flag: "tls-cert", env: "GATEHOUSE_TLS_CERT" },
+  tlsKey: { flag: "tls-key", env: "GATEHOUSE_TLS_KEY" },
+  logLevel: { flag: "log-level", env: "GATEHOUSE_LOG_LEVEL", fallback: "info" },
+  dbSynchronous: { flag: "db-synchronous", env: "GATEHOUSE_DB_SYNCHRONOUS", fallback: "FULL" },
+  maxRequestBytes: { flag: "max-request-bytes", env: "GATEHOUSE_MAX_REQUEST_BYTES", fallback: String(4 * 1024 * 1024) },
+  headersTimeoutMs: { flag: "headers-timeout-ms", env: "GATEHOUSE_HEADERS_TIMEOUT_MS", fallback: "10000" },
+  requestTimeoutMs: { flag: "request-timeout-ms", env: "GATEHOUSE_REQUEST_TIMEOUT_MS", fallback: "60000" },
+  shutdownTimeoutMs: { flag: "shutdown-timeout-ms", env: "GATEHOUSE_SHUTDOWN_TIMEOUT_MS", fallback: "15000" },
+} satisfies Record<string, Setting>;
+
+const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+const synchronousModes: Synchronous[] = ["OFF", "NORMAL", "FULL", "EXTRA"];
+
+function integer(name: string, raw: string, min: number, max: number): number {
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || value < min || value > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  return value;
+}
+
+/** Reads the configuration from flags (which win) and environment variables. Throws ConfigError. */
+export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Config {
+  const options = Object.fromEntries(Object.values(settings).map((s) => [s.flag, { type: "string" as const }]));
+  let flags: Record<string, string | undefined>;
+  try {
+    flags = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values as Record<string, string | undefined>;
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  const read = (setting: Setting): string | undefined => flags[setting.flag] ?? (env[setting.env] || undefined) ?? setting.fallback;
+  const required = (setting: Setting): string => read(setting) as string;
+
+  const port = integer(settings.port.env, required(settings.port), 0, 65535);
+  const host = required(settings.host);
+  const logLevel = required(settings.logLevel);
+  if (!logLevels.includes(logLevel)) throw new ConfigError(`GATEHOUSE_LOG_LEVEL must be one of ${logLevels.join(", ")}`);
+  const dbSynchronous = required(settings.dbSynchronous).toUpperCase() as Synchronous;
+  if (!synchronousModes.includes(dbSynchronous)) throw new ConfigError(`GATEHOUSE_DB_SYNCHRONOUS must be one of ${synchronousModes.join(", ")}`);
+  const certPath = read(settings.tlsCert);
+  const keyPath = read(settings.tlsKey);
+  if (Boolean(certPath) !== Boolean(keyPath)) throw new ConfigError("GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY go together");
+  const scheme = certPath ? "https" : "http";
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  const externalUrl = (read(settings.externalUrl) ?? `${scheme}://${urlHost}:${port}`).replace(/\/+$/, "");
+  try {
+    new URL(externalUrl);
+  } catch {
+    throw new ConfigError(`GATEHOUSE_EXTERNAL_URL must be an absolute URL, got "${externalUrl}"`);
+  }
+  return {
+    port,
+    host,
+    dataDir: resolve(required(settings.dataDir)),
+    externalUrl,
+    ...(certPath && keyPath ? { tls: { certPath, keyPath } } : {}),
+    logLevel,
+    dbSynchronous,
+    maxRequestBytes: integer(settings.maxRequestBytes.env, required(settings.maxRequestBytes), 1024, 1024 ** 3),
+    headersTimeoutMs: integer(settings.headersTimeoutMs.env, required(settings.headersTimeoutMs), 100, 3_600_000),
+    requestTimeoutMs: integer(settings.requestTimeoutMs.env, required(settings.requestTimeoutMs), 100, 3_600_000),
+    shutdownTimeoutMs: integer(settings.shutdownTimeoutMs.env, required(settings.shutdownTimeoutMs), 0, 3_600_000),
+  };
+}
+
+/** Files Gatehouse keeps in its data directory. */
+export function dataFiles(config: Pick<Config, "dataDir">) {
+  return {
+    database: join(config.dataDir, "gatehouse.db"),
+    masterKey: join(config.dataDir, "master.key"),
+    adminToken: join(config.dataDir, "admin.pat"),
+  };
+}

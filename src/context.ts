@@ -1,0 +1,20 @@
+import type { Principal } from "./domain/principal.js";
+import type { Store } from "./store/store.js";
+import type { Clock } from "./support/clock.js";
+import type { IdGenerator } from "./support/ids.js";
+
+/** What commands and queries run against; built once in main.ts (or by a test). */
+export interface Deps {
+  store: Store;
+  clock: Clock;
+  ids: IdGenerator;
+  /** 32-byte key that encrypts secrets at rest. */
+  masterKey: Buffer;
+  externalUrl: string;
+}
+
+/** Who is calling, and which organization the call names (`x-service-orgid`), if any. */
+export interface Caller {
+  principal: Principal;
+  requestedOrgId: string | undefined;
+}

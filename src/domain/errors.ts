@@ -1,0 +1,52 @@
+/**
+ * The kinds of failure the domain can report. They mirror the gRPC codes a caller acts on; the
+ * transport maps them once (src/interceptors/error-mapping.ts).
+ */
+export type ErrorKind =
+  | "invalid_argument"
+  | "failed_precondition"
+  | "not_found"
+  | "already_exists"
+  | "permission_denied"
+  | "unauthenticated"
+  | "aborted"
+  | "resource_exhausted"
+  | "unavailable";
+
+/** One broken rule of a request field; `field` is the path as the caller wrote it (`profile.first_name`). */
+export interface FieldViolation {
+  field: string;
+  description: string;
+  /** Stable id of the broken rule, for example `string.max_len` or `password.policy.digit`. */
+  rule?: string;
+}
+
+/**
+ * An expected failure with a stable reason (`area.condition`, e.g. `user.already_exists`) that
+ * clients may branch on. Messages are for humans and may change; reasons may not.
+ */
+export class DomainError extends Error {
+  override readonly name = "DomainError";
+
+  constructor(
+    readonly kind: ErrorKind,
+    readonly reason: string,
+    message: string,
+    readonly metadata: Record<string, string> = {},
+    readonly violations: FieldViolation[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export const invalidArgument = (reason: string, message: string, violations: FieldViolation[] = [], metadata: Record<string, string> = {}) =>
+  new DomainError("invalid_argument", reason, message, metadata, violations);
+export const failedPrecondition = (reason: string, message: string, metadata: Record<string, string> = {}) =>
+  new DomainError("failed_precondition", reason, message, metadata);
+export const notFound = (reason: string, message: string, metadata: Record<string, string> = {}) =>
+  new DomainError("not_found", reason, message, metadata);
+export const alreadyExists = (reason: string, message: string, metadata: Record<string, string> = {}) =>
+  new DomainError("already_exists", reason, message, metadata);
+export const permissionDenied = (reason: string, message: string, metadata: Record<string, string> = {}) =>
+  new DomainError("permission_denied", reason, message, metadata);
+export const unauthenticated = (reason: string, message: string) => new DomainError("unauthenticated", reason, message);

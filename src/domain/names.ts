@@ -1,0 +1,18 @@
+import { invalidArgument } from "./errors.js";
+
+/**
+ * The key under which a name is unique: case-insensitive and independent of Unicode composition,
+ * so "Alice", "ALICE" and a decomposed "Alicé" all collide with their look-alikes.
+ */
+export function uniquenessKey(name: string): string {
+  return name.normalize("NFKC").toLowerCase();
+}
+
+/** User names are logins: no surrounding or inner white space, no control characters. */
+export function checkUserName(userName: string, field = "user_name"): void {
+  if (/[\s\p{Cc}]/u.test(userName)) {
+    throw invalidArgument("user.name_invalid", "user names contain no white space or control characters", [
+      { field, description: "must not contain white space or control characters", rule: "user.name_invalid" },
+    ]);
+  }
+}

@@ -1,0 +1,26 @@
+import type { StoredEvent } from "./event.js";
+
+/** The `details` of every response, derived from the event log (see details.proto). */
+export interface Details {
+  sequence: number;
+  creationDate?: Date;
+  changeDate: Date;
+  resourceOwner: string;
+}
+
+/** Details of a write whose last appended event is `last` on an object first seen at `createdAt`. */
+export function detailsOf(last: StoredEvent, createdAt: Date): Details {
+  return { sequence: last.sequence, creationDate: createdAt, changeDate: last.createdAt, resourceOwner: last.resourceOwner };
+}
+
+/** Details of a create: creation and change are the same event time. */
+export function detailsOfCreate(events: StoredEvent[]): Details {
+  const last = lastOf(events);
+  return detailsOf(last, last.createdAt);
+}
+
+export function lastOf(events: StoredEvent[]): StoredEvent {
+  const last = events.at(-1);
+  if (!last) throw new Error("a write appended no event");
+  return last;
+}

@@ -1,0 +1,27 @@
+import type { Interceptor } from "@connectrpc/connect";
+import { authenticate } from "../access/authenticate.js";
+import type { Deps } from "../context.js";
+import { invalidArgument } from "../domain/errors.js";
+import { principalKey, requestedOrgIdKey } from "./context-keys.js";
+import { PUBLIC_SERVICES } from "./public-services.js";
+
+const ORG_HEADER = "x-service-orgid";
+
+/** Resolves the Bearer token into the principal and reads `x-service-orgid`, before any handler runs. */
+export function createAuthenticationInterceptor(deps: Deps): Interceptor {
+  return (next) => async (req) => {
+    if (PUBLIC_SERVICES.has(req.service.typeName)) return next(req);
+    const principal = await authenticate(deps, req.header.get("authorization"));
+    req.contextValues.set(principalKey, principal);
+    const requestedOrgId = req.header.get(ORG_HEADER);
+    if (requestedOrgId !== null) {
+      if (requestedOrgId.length === 0 || requestedOrgId.length > 200) {
+        throw invalidArgument("request.invalid", `${ORG_HEADER} must be 1 to 200 characters`, [
+          { field: ORG_HEADER, description: "must be 1 to 200 characters", rule: "header.length" },
+        ]);
+      }
+      req.contextValues.set(requestedOrgIdKey, requestedOrgId);
+    }
+    return next(req);
+  };
+}

@@ -1,0 +1,78 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { DomainError, type ErrorKind } from "../domain/errors.js";
+import type { Logger } from "../support/logger.js";
+import { codeName } from "./code-name.js";
+import { requestIdKey } from "./context-keys.js";
+
+export const ERROR_DOMAIN = "gatehouse";
+
+const codeOfKind: Record<ErrorKind, Code> = {
+  invalid_argument: Code.InvalidArgument,
+  failed_precondition: Code.FailedPrecondition,
+  not_found: Code.NotFound,
+  already_exists: Code.AlreadyExists,
+  permission_denied: Code.PermissionDenied,
+  unauthenticated: Code.Unauthenticated,
+  aborted: Code.Aborted,
+  resource_exhausted: Code.ResourceExhausted,
+  unavailable: Code.Unavailable,
+};
+
+function errorInfo(reason: string, metadata: Record<string, string>) {
+  return { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason, domain: ERROR_DOMAIN, metadata }) };
+}
+
+function fromDomainError(error: DomainError): ConnectError {
+  const details = [errorInfo(error.reason, error.metadata)];
+  const connectError = new ConnectError(error.message, codeOfKind[error.kind], undefined, details);
+  if (error.violations.length > 0) {
+    connectError.details.push({
+      desc: BadRequestSchema,
+      value: create(BadRequestSchema, {
+        fieldViolations: error.violations.map((v) => ({ field: v.field, description: v.description, reason: v.rule ?? "" })),
+      }),
+    });
+  }
+  return connectError;
+}
+
+/**
+ * The one place errors become wire errors. DomainErrors keep their kind, reason, metadata and field
+ * violations; ConnectErrors pass with an ErrorInfo added; anything else is a bug: the caller gets
+ * `internal` with the request id, the log gets the cause under the same id.
+ */
+export function toConnectError(error: unknown, requestId: string, logger: Logger): ConnectError {
+  if (error instanceof DomainError) return fromDomainError(error);
+  if (error instanceof ConnectError && error.code !== Code.Internal && error.code !== Code.Unknown) {
+    // Errors the protocol layer raises itself (timeouts, cancellation) get a stable reason too.
+    if (error.findDetails(ErrorInfoSchema).length === 0) error.details.push(errorInfo(`rpc.${codeName(error.code)}`, {}));
+    return error;
+  }
+  logger.error({ requestId, err: error }, "internal error");
+  return new ConnectError(`internal error (request id ${requestId})`, Code.Internal, undefined, [errorInfo("internal", { requestId })]);
+}
+
+export function createErrorMappingInterceptor(logger: Logger): Interceptor {
+  return (next) => async (req) => {
+    const requestId = req.contextValues.get(requestIdKey);
+    try {
+      const res = await next(req);
+      if (!res.stream) return res;
+      const messages = res.message;
+      return {
+        ...res,
+        message: (async function* () {
+          try {
+            yield* messages;
+          } catch (error) {
+            throw toConnectError(error, requestId, logger);
+          }
+        })(),
+      };
+    } catch (error) {
+      throw toConnectError(error, requestId, logger);
+    }
+  };
+}

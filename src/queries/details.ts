@@ -1,0 +1,10 @@
+import type { AggregateType } from "../events/event.js";
+import { type Details, detailsOf } from "../events/details.js";
+import type { Store } from "../store/store.js";
+
+/** Details of an object on read: its last event's sequence and time, its first event's time. */
+export async function readDetails(store: Store, type: AggregateType, id: string): Promise<Details> {
+  const span = await store.aggregateSpan(type, id);
+  if (!span) throw new Error(`${type} ${id} has no events`);
+  return detailsOf(span.last, span.first.createdAt);
+}

@@ -1,0 +1,10 @@
+import type { Caller, Deps } from "../context.js";
+import { requireInstancePermission } from "../commands/instance.js";
+import { readDetails } from "./details.js";
+
+export async function getInstance(deps: Deps, caller: Caller) {
+  requireInstancePermission(caller, "iam.read");
+  const instance = await deps.store.getInstance();
+  if (!instance) throw new Error("instance missing after bootstrap");
+  return { instance, details: await readDetails(deps.store, "instance", instance.id) };
+}

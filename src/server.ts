@@ -1,0 +1,141 @@
+import { createContextValues, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import http2 from "node:http2";
+import net from "node:net";
+import type { Config } from "./config.js";
+import { requestIdKey } from "./interceptors/context-keys.js";
+import type { Metrics } from "./support/metrics.js";
+
+/** The first bytes of every cleartext HTTP/2 (prior knowledge) connection. */
+const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+export interface ServerOptions {
+  config: Pick<Config, "maxRequestBytes" | "headersTimeoutMs" | "requestTimeoutMs" | "tls">;
+  routes: (router: ConnectRouter) => void;
+  interceptors: Interceptor[];
+  metrics: Metrics;
+}
+
+export interface GatehouseServer {
+  listen(port: number, host: string): Promise<{ port: number }>;
+  /** Stops accepting, lets in-flight calls finish (at most `timeoutMs`), then closes every connection. */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/** Keeps a caller's `x-request-id` when it is a plain token (so traces join up), else makes one. */
+function acceptedRequestId(header: string | string[] | undefined): string {
+  return typeof header === "string" && /^[A-Za-z0-9._-]{1,64}$/.test(header) ? header : randomUUID();
+}
+
+/** Answers what is not an RPC: `GET /metrics`, and 404 in the SPEC error-body shape for the rest. */
+function createFallback(metrics: Metrics): NonNullable<Parameters<typeof connectNodeAdapter>[0]["fallback"]> {
+  return (req, res) => {
+    if (req.method === "GET" && req.url?.split("?")[0] === "/metrics") {
+      void metrics.registry.metrics().then((text) => {
+        res.writeHead(200, { "content-type": metrics.registry.contentType });
+        res.end(text);
+      });
+      return;
+    }
+    res.writeHead(404, { "content-type": "application/json" });
+    res.end(JSON.stringify({ code: 5, message: `no route for ${req.method} ${req.url?.split("?")[0]}`, details: [] }));
+  };
+}
+
+/**
+ * One listener for everything: Connect, gRPC and gRPC-web, over HTTP/1.1 and HTTP/2. Node's cleartext
+ * HTTP/2 server cannot fall back to HTTP/1.1, so each connection's first bytes decide: the HTTP/2
+ * preface goes to the HTTP/2 server, anything else to the HTTP/1.1 server. With TLS, ALPN decides.
+ */
+export function createServer(options: ServerOptions): GatehouseServer {
+  const { config, metrics } = options;
+  const handler = connectNodeAdapter({
+    routes: options.routes,
+    interceptors: options.interceptors,
+    readMaxBytes: config.maxRequestBytes,
+    contextValues: (req) => createContextValues().set(requestIdKey, acceptedRequestId(req.headers["x-request-id"])),
+    fallback: createFallback(metrics),
+  });
+
+  const http1Sockets = new Set<net.Socket>();
+  const http2Sessions = new Set<http2.ServerHttp2Session>();
+  const trackSession = (session: http2.ServerHttp2Session) => {
+    http2Sessions.add(session);
+    session.once("close", () => http2Sessions.delete(session));
+  };
+
+  const http1 = http.createServer(
+    { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, keepAliveTimeout: 5_000 },
+    handler,
+  );
+  const h2c = http2.createServer({}, handler);
+  h2c.on("session", trackSession);
+  // An idle HTTP/2 stream (a client that stopped sending) is reset after the request timeout.
+  h2c.setTimeout(config.requestTimeoutMs);
+
+  let listener: net.Server;
+  if (config.tls) {
+    const secure = http2.createSecureServer(
+      { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath), allowHTTP1: true, ALPNProtocols: ["h2", "http/1.1"] },
+      handler,
+    );
+    secure.on("session", trackSession);
+    secure.on("secureConnection", (socket: net.Socket) => {
+      http1Sockets.add(socket);
+      socket.once("close", () => http1Sockets.delete(socket));
+    });
+    secure.setTimeout(config.requestTimeoutMs);
+    listener = secure;
+  } else {
+    listener = net.createServer((socket) => {
+      // Peek: read the first chunk, put it back, and hand the socket to the server that speaks it.
+      socket.once("data", (chunk: Buffer) => {
+        socket.pause();
+        socket.unshift(chunk);
+        const isHttp2 = chunk.subarray(0, HTTP2_PREFACE.length).equals(HTTP2_PREFACE.subarray(0, Math.min(chunk.length, HTTP2_PREFACE.length)));
+        if (isHttp2) {
+          h2c.emit("connection", socket);
+        } else {
+          http1Sockets.add(socket);
+          socket.once("close", () => http1Sockets.delete(socket));
+          http1.emit("connection", socket);
+        }
+        socket.resume();
+      });
+      // A client that connects and sends nothing is dropped after the headers timeout.
+      socket.setTimeout(config.headersTimeoutMs, () => {
+        if (!socket.listenerCount("data") || socket.bytesRead === 0) socket.destroy();
+      });
+      socket.once("data", () => socket.setTimeout(0));
+    });
+  }
+
+  return {
+    listen(port, host) {
+      return new Promise((resolve, reject) => {
+        listener.once("error", reject);
+        listener.listen(port, host, () => {
+          listener.off("error", reject);
+          resolve({ port: (listener.address() as net.AddressInfo).port });
+        });
+      });
+    },
+    async close(timeoutMs) {
+      const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
+      // GOAWAY: HTTP/2 clients open no new streams; open ones finish, then the session closes.
+      for (const session of http2Sessions) session.close();
+      const deadline = Date.now() + timeoutMs;
+      // HTTP/1.1 keep-alive sockets close as soon as they are idle (between requests).
+      while ((http1Sockets.size > 0 || http2Sessions.size > 0) && Date.now() < deadline) {
+        http1.closeIdleConnections();
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      for (const socket of http1Sockets) socket.destroy();
+      for (const session of http2Sessions) session.destroy();
+      await stopped;
+    },
+  };
+}

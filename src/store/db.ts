@@ -1,0 +1,36 @@
+import Database from "better-sqlite3";
+import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as schema from "./schema/index.js";
+
+export type Synchronous = "OFF" | "NORMAL" | "FULL" | "EXTRA";
+
+export interface SqliteOptions {
+  path: string;
+  /**
+   * FULL (default) syncs the WAL on every commit: an acknowledged write survives power loss.
+   * NORMAL is faster and survives a process crash, but may lose the last commits on power loss.
+   */
+  synchronous: Synchronous;
+  busyTimeoutMs: number;
+}
+
+export type GatehouseDb = BetterSQLite3Database<typeof schema>;
+
+const migrationsFolder = fileURLToPath(new URL("./migrations", import.meta.url));
+
+/** Opens (creating if needed) the SQLite file, sets its pragmas and applies pending migrations. */
+export function openSqlite(options: SqliteOptions): { sqlite: Database.Database; db: GatehouseDb } {
+  mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
+  const sqlite = new Database(options.path);
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
+  sqlite.pragma(`synchronous = ${options.synchronous}`);
+  const db = drizzle({ client: sqlite, schema });
+  migrate(db, { migrationsFolder });
+  return { sqlite, db };
+}

@@ -1,0 +1,8 @@
+import { sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/** The one Gatehouse instance (the top-level tenant). Its row exists once bootstrap has run. */
+export const instances = sqliteTable("instances", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  defaultOrgId: text("default_org_id").notNull(),
+});

@@ -1,0 +1,99 @@
+import { and, asc, count, desc, eq, gt, gte, sql, type SQL } from "drizzle-orm";
+import type { NewEvent, StoredEvent } from "../events/event.js";
+import type { GatehouseDb } from "./db.js";
+import { events } from "./schema/index.js";
+import type { AggregateSpan, EventFilter } from "./store.js";
+
+type EventRow = typeof events.$inferSelect;
+
+function toStoredEvent(row: EventRow): StoredEvent {
+  return {
+    sequence: row.sequence,
+    instanceId: row.instanceId,
+    aggregateType: row.aggregateType as StoredEvent["aggregateType"],
+    aggregateId: row.aggregateId,
+    aggregateVersion: row.aggregateVersion,
+    type: row.type,
+    payload: JSON.parse(row.payload) as Record<string, unknown>,
+    actor: row.actor,
+    resourceOwner: row.resourceOwner,
+    createdAt: new Date(row.createdAt),
+  };
+}
+
+function conditions(filter: Omit<EventFilter, "limit">): SQL | undefined {
+  const parts: SQL[] = [];
+  if (filter.aggregateType) parts.push(eq(events.aggregateType, filter.aggregateType));
+  if (filter.aggregateId) parts.push(eq(events.aggregateId, filter.aggregateId));
+  if (filter.resourceOwner) parts.push(eq(events.resourceOwner, filter.resourceOwner));
+  if (filter.fromSequence !== undefined) parts.push(gte(events.sequence, filter.fromSequence));
+  if (filter.afterSequence !== undefined) parts.push(gt(events.sequence, filter.afterSequence));
+  return and(...parts);
+}
+
+/** The event log on SQLite: append (inside the caller's transaction) and reads, with prepared hot paths. */
+export function createSqliteEventLog(db: GatehouseDb) {
+  const ofAggregate = and(eq(events.aggregateType, sql.placeholder("type")), eq(events.aggregateId, sql.placeholder("id")));
+  const nextVersion = db
+    .select({ next: sql<number>`coalesce(max(${events.aggregateVersion}), 0) + 1` })
+    .from(events)
+    .where(ofAggregate)
+    .prepare();
+  const insert = db
+    .insert(events)
+    .values({
+      instanceId: sql.placeholder("instanceId"),
+      aggregateType: sql.placeholder("aggregateType"),
+      aggregateId: sql.placeholder("aggregateId"),
+      aggregateVersion: sql.placeholder("aggregateVersion"),
+      type: sql.placeholder("type"),
+      payload: sql.placeholder("payload"),
+      actor: sql.placeholder("actor"),
+      resourceOwner: sql.placeholder("resourceOwner"),
+      createdAt: sql.placeholder("createdAt"),
+    })
+    .returning({ sequence: events.sequence })
+    .prepare();
+  const spanEdge = (order: "asc" | "desc") =>
+    db
+      .select()
+      .from(events)
+      .where(ofAggregate)
+      .orderBy(order === "asc" ? asc(events.aggregateVersion) : desc(events.aggregateVersion))
+      .limit(1)
+      .prepare();
+  const firstOf = spanEdge("asc");
+  const lastOf = spanEdge("desc");
+
+  return {
+    /** Appends one event. Must run inside the commit's transaction (it is synchronous by design). */
+    append(event: NewEvent, context: { instanceId: string; actor: string; at: Date }): StoredEvent {
+      const aggregateVersion = nextVersion.get({ type: event.aggregateType, id: event.aggregateId })?.next ?? 1;
+      const createdAt = context.at.getTime();
+      const row = insert.get({
+        ...event,
+        instanceId: context.instanceId,
+        aggregateVersion,
+        payload: JSON.stringify(event.payload),
+        actor: context.actor,
+        createdAt,
+      });
+      if (!row) throw new Error("event insert returned no sequence");
+      return { ...event, ...context, sequence: row.sequence, aggregateVersion, createdAt: new Date(createdAt) };
+    },
+
+    list(filter: EventFilter): StoredEvent[] {
+      return db.select().from(events).where(conditions(filter)).orderBy(asc(events.sequence)).limit(filter.limit).all().map(toStoredEvent);
+    },
+
+    count(filter: Omit<EventFilter, "afterSequence" | "limit">): number {
+      return db.select({ n: count() }).from(events).where(conditions(filter)).get()?.n ?? 0;
+    },
+
+    span(type: string, id: string): AggregateSpan | undefined {
+      const first = firstOf.get({ type, id });
+      const last = lastOf.get({ type, id });
+      return first && last ? { first: toStoredEvent(first), last: toStoredEvent(last) } : undefined;
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import type { NewEvent, StoredEvent } from "../events/event.js";
+import type { InstanceRow, MembershipRow, OrganizationRow, TokenRow, UserRow } from "./rows.js";
+
+/**
+ * One state change of a commit. Commands describe WHAT to write; the backend decides how, inside
+ * one transaction together with the events. New aggregates add their variants here.
+ */
+export type RowWrite =
+  | { kind: "instance.insert"; row: InstanceRow }
+  | { kind: "organization.insert"; row: OrganizationRow }
+  | { kind: "user.insert"; row: UserRow }
+  | { kind: "token.insert"; row: TokenRow }
+  | { kind: "membership.insert"; row: MembershipRow };
+
+/** Everything one intent writes: applied atomically, or not at all. */
+export interface Commit {
+  instanceId: string;
+  actor: string;
+  at: Date;
+  writes: RowWrite[];
+  events: NewEvent[];
+}
+
+export interface EventFilter {
+  aggregateType?: string;
+  aggregateId?: string;
+  resourceOwner?: string;
+  /** Only events with sequence >= this. */
+  fromSequence?: number;
+  /** Only events with sequence > this (page cursor). */
+  afterSequence?: number;
+  limit: number;
+}
+
+/** First and last event of one aggregate: the source of every read's `details`. */
+export interface AggregateSpan {
+  first: StoredEvent;
+  last: StoredEvent;
+}
+
+/**
+ * Gatehouse's storage, as commands and queries see it. Signatures are async so a networked backend
+ * (PostgreSQL) can implement the same contract; the embedded SQLite backend answers synchronously.
+ * Uniqueness and referential rules are enforced by the backend's constraints inside `commit`, and
+ * surface as DomainErrors (src/store/db-errors.ts).
+ */
+export interface Store {
+  /** Applies the writes and appends the events in one transaction; returns the stored events in order. */
+  commit(commit: Commit): Promise<StoredEvent[]>;
+
+  getInstance(): Promise<InstanceRow | undefined>;
+  findOrganizationById(id: string): Promise<OrganizationRow | undefined>;
+  findUserById(id: string): Promise<UserRow | undefined>;
+  findTokenById(id: string): Promise<TokenRow | undefined>;
+  listMembershipsOfUser(userId: string): Promise<MembershipRow[]>;
+  findMembership(userId: string, level: MembershipRow["level"], scopeId: string): Promise<MembershipRow | undefined>;
+
+  listEvents(filter: EventFilter): Promise<StoredEvent[]>;
+  countEvents(filter: Omit<EventFilter, "afterSequence" | "limit">): Promise<number>;
+  aggregateSpan(aggregateType: string, aggregateId: string): Promise<AggregateSpan | undefined>;
+
+  close(): Promise<void>;
+}

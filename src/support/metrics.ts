@@ -1,0 +1,29 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** Prometheus metrics of one server (a registry per server, so tests can run several in one process). */
+export interface Metrics {
+  registry: Registry;
+  rpcCalls: Counter<"procedure" | "code">;
+  rpcDuration: Histogram<"procedure" | "code">;
+}
+
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "gatehouse_" });
+  return {
+    registry,
+    rpcCalls: new Counter({
+      name: "gatehouse_rpc_calls_total",
+      help: "RPC calls by procedure and result code.",
+      labelNames: ["procedure", "code"],
+      registers: [registry],
+    }),
+    rpcDuration: new Histogram({
+      name: "gatehouse_rpc_duration_seconds",
+      help: "RPC latency by procedure and result code.",
+      labelNames: ["procedure", "code"],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+  };
+}
