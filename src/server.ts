@@ -97,13 +97,15 @@ export function createServer(options: ServerOptions): GatehouseServer {
         socket.unshift(chunk);
         const isHttp2 = chunk.subarray(0, HTTP2_PREFACE.length).equals(HTTP2_PREFACE.subarray(0, Math.min(chunk.length, HTTP2_PREFACE.length)));
         if (isHttp2) {
+          // No resume(): the HTTP/2 session reads the socket's handle itself, and a resumed JS
+          // stream would steal bytes from it.
           h2c.emit("connection", socket);
         } else {
           http1Sockets.add(socket);
           socket.once("close", () => http1Sockets.delete(socket));
           http1.emit("connection", socket);
+          socket.resume();
         }
-        socket.resume();
       });
       // A client that connects and sends nothing is dropped after the headers timeout.
       socket.setTimeout(config.headersTimeoutMs, () => {

@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as schema from "./schema/index.js";
@@ -25,6 +25,9 @@ const migrationsFolder = fileURLToPath(new URL("./migrations", import.meta.url))
 /** Opens (creating if needed) the SQLite file, sets its pragmas and applies pending migrations. */
 export function openSqlite(options: SqliteOptions): { sqlite: Database.Database; db: GatehouseDb } {
   mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
+  // The database holds hashes and encrypted secrets: create it readable by its owner only
+  // (SQLite gives the -wal and -shm files the same mode).
+  closeSync(openSync(options.path, "a", 0o600));
   const sqlite = new Database(options.path);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("foreign_keys = ON");
