@@ -1,0 +1,109 @@
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
+import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
+import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
+import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { Clients, PROTOCOLS } from "../support/clients.js";
+import { failure } from "../support/errors.js";
+import { startTestServer, type TestServer } from "../support/server.js";
+
+let server: TestServer;
+let clients: Clients;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  clients = new Clients(server.url);
+});
+
+afterAll(async () => {
+  clients.close();
+  await server.dispose();
+});
+
+describe.each(PROTOCOLS)("every implemented RPC over %s on the one port", (protocol) => {
+  const as = (token: string, orgId?: string) => ({ token, ...(orgId ? { orgId } : {}) });
+
+  it("runs the instance, organization, user and event RPCs", async () => {
+    const instance = clients.client(InstanceService, protocol, as(server.adminToken));
+    const orgs = clients.client(OrganizationService, protocol, as(server.adminToken));
+    const { instanceId, defaultOrganizationId, details: instanceDetails } = await instance.getInstance({});
+    expect(instanceId).not.toBe("");
+    expect(instanceDetails?.resourceOwner).toBe(instanceId);
+
+    const { organizationId, details } = await orgs.createOrganization({ name: `Org over ${protocol}` });
+    expect(details?.resourceOwner).toBe(organizationId);
+    expect(details?.creationDate).toEqual(details?.changeDate);
+    const { organization } = await orgs.getOrganization({ organizationId });
+    expect(organization?.name).toBe(`Org over ${protocol}`);
+
+    const usersThere = clients.client(UserService, protocol, as(server.adminToken, organizationId));
+    const { userId } = await usersThere.createMachineUser({ userName: `bot-${protocol}`, name: "Bot", description: "test" });
+    const { user } = await usersThere.getUser({ userId });
+    expect(user?.userName).toBe(`bot-${protocol}`);
+    expect(user?.type.case).toBe("machine");
+
+    const { token, tokenId } = await usersThere.addPersonalAccessToken({ userId });
+    expect(token).toContain(tokenId);
+
+    await orgs.addOrganizationMember({ userId, roles: ["ORG_OWNER_VIEWER"] }, { headers: { "x-service-orgid": organizationId } });
+    await instance.addInstanceMember({ userId, roles: ["IAM_OWNER_VIEWER"] });
+
+    // The new token works, and its holder reads what its roles allow.
+    const botInstance = clients.client(InstanceService, protocol, as(token));
+    expect((await botInstance.getInstance({})).instanceId).toBe(instanceId);
+    const botUsers = clients.client(UserService, protocol, as(token));
+    expect((await botUsers.getUser({ userId })).user?.userId).toBe(userId);
+
+    const events = clients.client(EventService, protocol, as(server.adminToken));
+    const { events: userEvents } = await events.listEvents({ aggregateType: "user", aggregateId: userId });
+    expect(userEvents.map((e) => e.eventType)).toEqual(["user.machine.added", "user.pat.added"]);
+    expect(defaultOrganizationId).not.toBe(organizationId);
+  });
+
+  it("answers unimplemented for RPCs later work implements", async () => {
+    const users = clients.client(UserService, protocol, as(server.adminToken));
+    const error = await failure(users.resendEmailCode({ userId: "x" }));
+    expect(error.code).toBe(Code.Unimplemented);
+    expect(error.reason).toBe("rpc.unimplemented");
+  });
+});
+
+describe("plain HTTP/1.1 JSON, as curl sends it, on the port that serves gRPC", () => {
+  it("answers a Connect unary POST", async () => {
+    const response = await fetch(`${server.url}/gatehouse.admin.v1.InstanceService/GetInstance`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${server.adminToken}` },
+      body: "{}",
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("x-request-id")).toMatch(/.+/);
+    const body = (await response.json()) as { instanceId: string; details: { sequence: string } };
+    expect(body.instanceId).not.toBe("");
+    expect(body.details.sequence).toMatch(/^\d+$/);
+  });
+
+  it("answers errors with a Connect error body and the HTTP status of the code", async () => {
+    const response = await fetch(`${server.url}/gatehouse.admin.v1.InstanceService/GetInstance`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(response.status).toBe(401);
+    const body = (await response.json()) as { code: string; details: { type: string; debug: { reason: string } }[] };
+    expect(body.code).toBe("unauthenticated");
+    expect(body.details[0]?.type).toBe("google.rpc.ErrorInfo");
+    expect(body.details[0]?.debug.reason).toBe("auth.missing");
+  });
+
+  it("serves Prometheus metrics with calls by procedure and code", async () => {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    expect(text).toMatch(/gatehouse_rpc_calls_total\{procedure="\/gatehouse.admin.v1.InstanceService\/GetInstance",code="ok"\} \d+/);
+    expect(text).toContain("gatehouse_rpc_duration_seconds_bucket");
+  });
+
+  it("answers an unknown path with 404", async () => {
+    const response = await fetch(`${server.url}/nope`, { method: "POST" });
+    expect(response.status).toBe(404);
+  });
+});

@@ -1,0 +1,79 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { type Gatehouse, startGatehouse } from "../../src/app.js";
+import { type Config, dataFiles, loadConfig } from "../../src/config.js";
+import type { Clock } from "../../src/support/clock.js";
+
+/** A clock tests move by hand, to assert dates and expiry exactly. */
+export class TestClock implements Clock {
+  constructor(private current = new Date("2026-01-01T00:00:00.000Z")) {}
+  now(): Date {
+    return new Date(this.current);
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+/** Every JSON log line the server wrote, for assertions that secrets never appear. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
+    this.lines.push(...chunk.toString("utf8").split("\n").filter(Boolean));
+    callback();
+  }
+  get text(): string {
+    return this.lines.join("\n");
+  }
+  parsed(): Record<string, unknown>[] {
+    return this.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  }
+}
+
+export interface TestServer {
+  gatehouse: Gatehouse;
+  url: string;
+  dataDir: string;
+  adminToken: string;
+  logs: LogCapture;
+  clock: TestClock;
+  /** Stops the server (the data dir stays for a restart). */
+  stop(): Promise<void>;
+  /** Stops the server and deletes its data dir. */
+  dispose(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  dataDir?: string;
+  clock?: TestClock;
+  config?: Partial<Config>;
+}
+
+/** A real Gatehouse on 127.0.0.1, port 0, with a fresh data directory (or the given one, for restarts). */
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "gatehouse-test-"));
+  const config: Config = {
+    ...loadConfig([], { GATEHOUSE_PORT: "0", GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_DB_SYNCHRONOUS: "NORMAL" }),
+    ...options.config,
+  };
+  const logs = new LogCapture();
+  const clock = options.clock ?? new TestClock();
+  const gatehouse = await startGatehouse({ config, clock, logDestination: logs });
+  const adminToken = readFileSync(dataFiles(config).adminToken, "utf8").trim();
+  const stop = () => gatehouse.close();
+  return {
+    gatehouse,
+    url: gatehouse.url,
+    dataDir,
+    adminToken,
+    logs,
+    clock,
+    stop,
+    async dispose() {
+      await stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
