@@ -71,6 +71,10 @@ export function createServer(options: ServerOptions): GatehouseServer {
     { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, keepAliveTimeout: 5_000 },
     handler,
   );
+  // Node starts connection tracking — which enforces headersTimeout and requestTimeout and lets
+  // closeIdleConnections() work — on "listening". This server never listens (sockets are handed
+  // to it), so start the tracking explicitly.
+  http1.emit("listening");
   const h2c = http2.createServer({}, handler);
   h2c.on("session", trackSession);
   // An idle HTTP/2 stream (a client that stopped sending) is reset after the request timeout.
@@ -129,6 +133,9 @@ export function createServer(options: ServerOptions): GatehouseServer {
       const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
       // GOAWAY: HTTP/2 clients open no new streams; open ones finish, then the session closes.
       for (const session of http2Sessions) session.close();
+      // Stops connection tracking and closes idle keep-alive sockets; it reports "not running"
+      // because it never listened, which is expected.
+      http1.close(() => undefined);
       const deadline = Date.now() + timeoutMs;
       // HTTP/1.1 keep-alive sockets close as soon as they are idle (between requests).
       while ((http1Sockets.size > 0 || http2Sessions.size > 0) && Date.now() < deadline) {
