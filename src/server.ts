@@ -68,7 +68,13 @@ export function createServer(options: ServerOptions): GatehouseServer {
   };
 
   const http1 = http.createServer(
-    { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, keepAliveTimeout: 5_000 },
+    {
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      keepAliveTimeout: 5_000,
+      // Node checks both timeouts only this often (30 s by default): check often enough to enforce them.
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(config.headersTimeoutMs / 2))),
+    },
     handler,
   );
   // Node starts connection tracking — which enforces headersTimeout and requestTimeout and lets

@@ -18,7 +18,8 @@ import {
   FieldDescriptorProto_Type as Type,
 } from "@bufbuild/protobuf/wkt";
 
-const vendorDir = dirname(fileURLToPath(import.meta.url));
+// Writes next to this script, or into the directory given as the first argument (the freshness test).
+const vendorDir = process.argv[2] ?? dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const packageDir = (name) => dirname(require.resolve(`${name}/package.json`));
 

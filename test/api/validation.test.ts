@@ -90,7 +90,7 @@ describe.each(PROTOCOLS)("request validation over %s", (protocol) => {
 });
 
 describe("malformed requests get a clear error, and the server keeps serving", () => {
-  const post = (path: string, contentType: string, body: BodyInit) =>
+  const post = (path: string, contentType: string, body: string | Uint8Array) =>
     fetch(`${server.url}${path}`, {
       method: "POST",
       headers: { "content-type": contentType, authorization: `Bearer ${server.adminToken}` },
