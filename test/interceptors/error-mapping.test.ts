@@ -1,0 +1,72 @@
+import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
+import { alreadyExists, invalidArgument } from "../../src/domain/errors.js";
+import { createErrorMappingInterceptor } from "../../src/interceptors/error-mapping.js";
+import { createObserveInterceptor } from "../../src/interceptors/observe.js";
+import { requestIdKey } from "../../src/interceptors/context-keys.js";
+import { createLogger } from "../../src/support/logger.js";
+import { createMetrics } from "../../src/support/metrics.js";
+import { errorShape } from "../support/errors.js";
+import { LogCapture } from "../support/server.js";
+
+/** An in-memory router (unit test of interceptors only) whose handler throws `error`. */
+function clientThrowing(error: unknown, logs: LogCapture) {
+  const logger = createLogger("info", logs);
+  const transport = createRouterTransport(
+    (router) => router.service(OrganizationService, { createOrganization: () => Promise.reject(error) }),
+    {
+      router: {
+        interceptors: [
+          (next) => (req) => {
+            req.contextValues.set(requestIdKey, "req-123");
+            return next(req);
+          },
+          createObserveInterceptor(logger, createMetrics()),
+          createErrorMappingInterceptor(logger),
+        ],
+      },
+    },
+  );
+  return createClient(OrganizationService, transport);
+}
+
+async function shapeOf(error: unknown, logs = new LogCapture()) {
+  try {
+    await clientThrowing(error, logs).createOrganization({ name: "x" });
+  } catch (thrown) {
+    return { shape: errorShape(thrown), message: ConnectError.from(thrown).rawMessage, logs };
+  }
+  throw new Error("no error");
+}
+
+describe("error mapping", () => {
+  it("turns a domain error into its code with ErrorInfo (reason, domain, metadata)", async () => {
+    const { shape } = await shapeOf(alreadyExists("organization.already_exists", "taken", { name: "x" }));
+    expect(shape).toMatchObject({ code: Code.AlreadyExists, reason: "organization.already_exists", domain: "gatehouse", metadata: { name: "x" } });
+  });
+
+  it("adds BadRequest with one field violation per broken rule", async () => {
+    const { shape } = await shapeOf(
+      invalidArgument("request.invalid", "bad", [
+        { field: "profile.first_name", description: "too long", rule: "string.max_len" },
+        { field: "email.email", description: "empty", rule: "string.min_len" },
+      ]),
+    );
+    expect(shape).toMatchObject({ code: Code.InvalidArgument, fields: ["profile.first_name", "email.email"], rules: ["string.max_len", "string.min_len"] });
+  });
+
+  it("hides an unexpected error behind `internal` and the request id, and logs its cause under that id", async () => {
+    const { shape, message, logs } = await shapeOf(new Error("database file is corrupt at /secret/path"));
+    expect(shape).toMatchObject({ code: Code.Internal, reason: "internal", metadata: { requestId: "req-123" } });
+    expect(message).toBe("internal error (request id req-123)");
+    expect(message).not.toContain("corrupt");
+    const entry = logs.parsed().find((line) => line.msg === "internal error");
+    expect(entry).toMatchObject({ requestId: "req-123", err: { message: "database file is corrupt at /secret/path" } });
+  });
+
+  it("keeps protocol errors' codes and gives them a stable reason", async () => {
+    const { shape } = await shapeOf(new ConnectError("too slow", Code.DeadlineExceeded));
+    expect(shape).toMatchObject({ code: Code.DeadlineExceeded, reason: "rpc.deadline_exceeded" });
+  });
+});
