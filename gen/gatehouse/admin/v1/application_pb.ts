@@ -103,6 +103,8 @@ export type CreateOidcApplicationResponse = Message<"gatehouse.admin.v1.CreateOi
   clientSecret?: string | undefined;
 
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 4;
    */
   details?: Details | undefined;
@@ -174,6 +176,8 @@ export type CreateApiApplicationResponse = Message<"gatehouse.admin.v1.CreateApi
   clientSecret?: string | undefined;
 
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 4;
    */
   details?: Details | undefined;
@@ -247,6 +251,8 @@ export type CreateSamlApplicationResponse = Message<"gatehouse.admin.v1.CreateSa
   appId: string;
 
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 2;
    */
   details?: Details | undefined;
@@ -290,6 +296,8 @@ export const GetApplicationRequestSchema: GenMessage<GetApplicationRequest> = /*
  */
 export type GetApplicationResponse = Message<"gatehouse.admin.v1.GetApplicationResponse"> & {
   /**
+   * The application, with its type-specific settings; never a client secret.
+   *
    * @generated from field: gatehouse.admin.v1.Application app = 1;
    */
   app?: Application | undefined;
@@ -336,18 +344,24 @@ export type Application = Message<"gatehouse.admin.v1.Application"> & {
    */
   config: {
     /**
+     * Settings of an OIDC application.
+     *
      * @generated from field: gatehouse.admin.v1.OidcConfig oidc = 4;
      */
     value: OidcConfig;
     case: "oidc";
   } | {
     /**
+     * Settings of an API application.
+     *
      * @generated from field: gatehouse.admin.v1.ApiConfig api = 5;
      */
     value: ApiConfig;
     case: "api";
   } | {
     /**
+     * Settings of a SAML application.
+     *
      * @generated from field: gatehouse.admin.v1.SamlConfig saml = 6;
      */
     value: SamlConfig;
@@ -376,31 +390,43 @@ export const ApplicationSchema: GenMessage<Application> = /*@__PURE__*/
  */
 export type OidcConfig = Message<"gatehouse.admin.v1.OidcConfig"> & {
   /**
+   * Generated OAuth client id.
+   *
    * @generated from field: string client_id = 1;
    */
   clientId: string;
 
   /**
+   * Absolute redirect URIs.
+   *
    * @generated from field: repeated string redirect_uris = 2;
    */
   redirectUris: string[];
 
   /**
+   * Allowed response types.
+   *
    * @generated from field: repeated gatehouse.admin.v1.OidcResponseType response_types = 3;
    */
   responseTypes: OidcResponseType[];
 
   /**
+   * Allowed grant types.
+   *
    * @generated from field: repeated gatehouse.admin.v1.OidcGrantType grant_types = 4;
    */
   grantTypes: OidcGrantType[];
 
   /**
+   * Application type.
+   *
    * @generated from field: gatehouse.admin.v1.OidcAppType app_type = 5;
    */
   appType: OidcAppType;
 
   /**
+   * Client authentication method.
+   *
    * @generated from field: gatehouse.admin.v1.OidcAuthMethod auth_method = 6;
    */
   authMethod: OidcAuthMethod;
@@ -420,11 +446,15 @@ export const OidcConfigSchema: GenMessage<OidcConfig> = /*@__PURE__*/
  */
 export type ApiConfig = Message<"gatehouse.admin.v1.ApiConfig"> & {
   /**
+   * Generated client id.
+   *
    * @generated from field: string client_id = 1;
    */
   clientId: string;
 
   /**
+   * Authentication method.
+   *
    * @generated from field: gatehouse.admin.v1.ApiAuthMethod auth_method = 2;
    */
   authMethod: ApiAuthMethod;
@@ -496,11 +526,15 @@ export const ListApplicationsRequestSchema: GenMessage<ListApplicationsRequest> 
  */
 export type ListApplicationsResponse = Message<"gatehouse.admin.v1.ListApplicationsResponse"> & {
   /**
+   * Total count and the token of the next page.
+   *
    * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The project's applications, ordered by creation.
+   *
    * @generated from field: repeated gatehouse.admin.v1.Application apps = 2;
    */
   apps: Application[];

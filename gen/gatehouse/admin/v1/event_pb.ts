@@ -69,11 +69,15 @@ export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE_
  */
 export type ListEventsResponse = Message<"gatehouse.admin.v1.ListEventsResponse"> & {
   /**
+   * Total count and the token of the next page.
+   *
    * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * Events in log order.
+   *
    * @generated from field: repeated gatehouse.admin.v1.Event events = 2;
    */
   events: Event[];

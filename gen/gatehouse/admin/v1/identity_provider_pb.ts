@@ -96,6 +96,8 @@ export type CreateIdentityProviderResponse = Message<"gatehouse.admin.v1.CreateI
   idpId: string;
 
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 2;
    */
   details?: Details | undefined;
@@ -132,6 +134,8 @@ export const GetIdentityProviderRequestSchema: GenMessage<GetIdentityProviderReq
  */
 export type GetIdentityProviderResponse = Message<"gatehouse.admin.v1.GetIdentityProviderResponse"> & {
   /**
+   * The identity provider; never its client secret.
+   *
    * @generated from field: gatehouse.admin.v1.IdentityProvider idp = 1;
    */
   idp?: IdentityProvider | undefined;
@@ -239,11 +243,15 @@ export const ListIdentityProvidersRequestSchema: GenMessage<ListIdentityProvider
  */
 export type ListIdentityProvidersResponse = Message<"gatehouse.admin.v1.ListIdentityProvidersResponse"> & {
   /**
+   * Total count and the token of the next page.
+   *
    * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * The organization's and the instance's identity providers.
+   *
    * @generated from field: repeated gatehouse.admin.v1.IdentityProvider idps = 2;
    */
   idps: IdentityProvider[];

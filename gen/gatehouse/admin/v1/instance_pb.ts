@@ -99,6 +99,8 @@ export const AddInstanceMemberRequestSchema: GenMessage<AddInstanceMemberRequest
  */
 export type AddInstanceMemberResponse = Message<"gatehouse.admin.v1.AddInstanceMemberResponse"> & {
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 1;
    */
   details?: Details | undefined;

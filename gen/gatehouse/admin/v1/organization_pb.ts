@@ -46,6 +46,8 @@ export type CreateOrganizationResponse = Message<"gatehouse.admin.v1.CreateOrgan
   organizationId: string;
 
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 2;
    */
   details?: Details | undefined;
@@ -82,6 +84,8 @@ export const GetOrganizationRequestSchema: GenMessage<GetOrganizationRequest> = 
  */
 export type GetOrganizationResponse = Message<"gatehouse.admin.v1.GetOrganizationResponse"> & {
   /**
+   * The organization.
+   *
    * @generated from field: gatehouse.admin.v1.Organization organization = 1;
    */
   organization?: Organization | undefined;
@@ -160,6 +164,8 @@ export const AddOrganizationMemberRequestSchema: GenMessage<AddOrganizationMembe
  */
 export type AddOrganizationMemberResponse = Message<"gatehouse.admin.v1.AddOrganizationMemberResponse"> & {
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 1;
    */
   details?: Details | undefined;

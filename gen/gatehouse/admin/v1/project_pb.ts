@@ -47,6 +47,8 @@ export type CreateProjectResponse = Message<"gatehouse.admin.v1.CreateProjectRes
   projectId: string;
 
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 2;
    */
   details?: Details | undefined;
@@ -83,6 +85,8 @@ export const GetProjectRequestSchema: GenMessage<GetProjectRequest> = /*@__PURE_
  */
 export type GetProjectResponse = Message<"gatehouse.admin.v1.GetProjectResponse"> & {
   /**
+   * The project with its roles.
+   *
    * @generated from field: gatehouse.admin.v1.Project project = 1;
    */
   project?: Project | undefined;
@@ -203,6 +207,8 @@ export const AddProjectRoleRequestSchema: GenMessage<AddProjectRoleRequest> = /*
  */
 export type AddProjectRoleResponse = Message<"gatehouse.admin.v1.AddProjectRoleResponse"> & {
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 1;
    */
   details?: Details | undefined;
@@ -253,6 +259,8 @@ export const AddProjectMemberRequestSchema: GenMessage<AddProjectMemberRequest> 
  */
 export type AddProjectMemberResponse = Message<"gatehouse.admin.v1.AddProjectMemberResponse"> & {
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 1;
    */
   details?: Details | undefined;
@@ -310,6 +318,8 @@ export type CreateProjectGrantResponse = Message<"gatehouse.admin.v1.CreateProje
   grantId: string;
 
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 2;
    */
   details?: Details | undefined;
@@ -353,6 +363,8 @@ export const GetProjectGrantRequestSchema: GenMessage<GetProjectGrantRequest> = 
  */
 export type GetProjectGrantResponse = Message<"gatehouse.admin.v1.GetProjectGrantResponse"> & {
   /**
+   * The project grant.
+   *
    * @generated from field: gatehouse.admin.v1.ProjectGrant grant = 1;
    */
   grant?: ProjectGrant | undefined;
@@ -504,11 +516,15 @@ export const ListProjectGrantMembersRequestSchema: GenMessage<ListProjectGrantMe
  */
 export type ListProjectGrantMembersResponse = Message<"gatehouse.admin.v1.ListProjectGrantMembersResponse"> & {
   /**
+   * Total count and the token of the next page.
+   *
    * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * Members of the grant with their roles.
+   *
    * @generated from field: repeated gatehouse.admin.v1.Member members = 2;
    */
   members: Member[];
@@ -542,6 +558,8 @@ export type Member = Message<"gatehouse.admin.v1.Member"> & {
   roles: string[];
 
   /**
+   * Sequence and dates of the membership's last event.
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 3;
    */
   details?: Details | undefined;
@@ -592,6 +610,8 @@ export const RemoveProjectGrantMemberRequestSchema: GenMessage<RemoveProjectGran
  */
 export type RemoveProjectGrantMemberResponse = Message<"gatehouse.admin.v1.RemoveProjectGrantMemberResponse"> & {
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 1;
    */
   details?: Details | undefined;

@@ -75,6 +75,8 @@ export const CreateSmtpConfigRequestSchema: GenMessage<CreateSmtpConfigRequest> 
  */
 export type CreateSmtpConfigResponse = Message<"gatehouse.admin.v1.CreateSmtpConfigResponse"> & {
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 1;
    */
   details?: Details | undefined;
@@ -105,6 +107,8 @@ export const GetSmtpConfigRequestSchema: GenMessage<GetSmtpConfigRequest> = /*@_
  */
 export type GetSmtpConfigResponse = Message<"gatehouse.admin.v1.GetSmtpConfigResponse"> & {
   /**
+   * The configuration, without the password.
+   *
    * @generated from field: gatehouse.admin.v1.SmtpConfig config = 1;
    */
   config?: SmtpConfig | undefined;
@@ -124,26 +128,36 @@ export const GetSmtpConfigResponseSchema: GenMessage<GetSmtpConfigResponse> = /*
  */
 export type SmtpConfig = Message<"gatehouse.admin.v1.SmtpConfig"> & {
   /**
+   * Sender address of every mail.
+   *
    * @generated from field: string sender_address = 1;
    */
   senderAddress: string;
 
   /**
+   * Sender name of every mail.
+   *
    * @generated from field: string sender_name = 2;
    */
   senderName: string;
 
   /**
+   * Whether TLS is required (implicit on port 465, STARTTLS otherwise).
+   *
    * @generated from field: bool tls = 3;
    */
   tls: boolean;
 
   /**
+   * `name:port` or `[ipv6]:port` of the SMTP server.
+   *
    * @generated from field: string host = 4;
    */
   host: string;
 
   /**
+   * User name for SMTP AUTH; empty for none.
+   *
    * @generated from field: string user = 5;
    */
   user: string;
@@ -267,6 +281,8 @@ export const SetSmtpPasswordRequestSchema: GenMessage<SetSmtpPasswordRequest> = 
  */
 export type SetSmtpPasswordResponse = Message<"gatehouse.admin.v1.SetSmtpPasswordResponse"> & {
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 1;
    */
   details?: Details | undefined;
@@ -398,6 +414,8 @@ export const RemoveSmtpConfigRequestSchema: GenMessage<RemoveSmtpConfigRequest> 
  */
 export type RemoveSmtpConfigResponse = Message<"gatehouse.admin.v1.RemoveSmtpConfigResponse"> & {
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 1;
    */
   details?: Details | undefined;

@@ -436,6 +436,8 @@ export type CreateMachineUserResponse = Message<"gatehouse.admin.v1.CreateMachin
   userId: string;
 
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 2;
    */
   details?: Details | undefined;
@@ -472,6 +474,8 @@ export const GetUserRequestSchema: GenMessage<GetUserRequest> = /*@__PURE__*/
  */
 export type GetUserResponse = Message<"gatehouse.admin.v1.GetUserResponse"> & {
   /**
+   * The user; never a password, hash, code or secret.
+   *
    * @generated from field: gatehouse.admin.v1.User user = 1;
    */
   user?: User | undefined;
@@ -525,12 +529,16 @@ export type User = Message<"gatehouse.admin.v1.User"> & {
    */
   type: {
     /**
+     * Set for human users.
+     *
      * @generated from field: gatehouse.admin.v1.HumanUser human = 5;
      */
     value: HumanUser;
     case: "human";
   } | {
     /**
+     * Set for machine users.
+     *
      * @generated from field: gatehouse.admin.v1.MachineUser machine = 6;
      */
     value: MachineUser;
@@ -552,11 +560,15 @@ export const UserSchema: GenMessage<User> = /*@__PURE__*/
  */
 export type HumanUser = Message<"gatehouse.admin.v1.HumanUser"> & {
   /**
+   * Profile of the user.
+   *
    * @generated from field: gatehouse.admin.v1.Profile profile = 1;
    */
   profile?: Profile | undefined;
 
   /**
+   * Email address and whether it is verified.
+   *
    * @generated from field: gatehouse.admin.v1.Email email = 2;
    */
   email?: Email | undefined;
@@ -677,11 +689,15 @@ export const ListUsersRequestSchema: GenMessage<ListUsersRequest> = /*@__PURE__*
  */
 export type ListUsersResponse = Message<"gatehouse.admin.v1.ListUsersResponse"> & {
   /**
+   * Total count and the token of the next page.
+   *
    * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
    */
   details?: ListDetails | undefined;
 
   /**
+   * Users of this page, ordered by creation.
+   *
    * @generated from field: repeated gatehouse.admin.v1.User users = 2;
    */
   users: User[];
@@ -739,6 +755,8 @@ export const SetEmailRequestSchema: GenMessage<SetEmailRequest> = /*@__PURE__*/
  */
 export type SetEmailResponse = Message<"gatehouse.admin.v1.SetEmailResponse"> & {
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 1;
    */
   details?: Details | undefined;
@@ -789,6 +807,8 @@ export const ResendEmailCodeRequestSchema: GenMessage<ResendEmailCodeRequest> = 
  */
 export type ResendEmailCodeResponse = Message<"gatehouse.admin.v1.ResendEmailCodeResponse"> & {
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 1;
    */
   details?: Details | undefined;
@@ -853,6 +873,8 @@ export type AddPersonalAccessTokenResponse = Message<"gatehouse.admin.v1.AddPers
   token: string;
 
   /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
    * @generated from field: gatehouse.admin.v1.Details details = 3;
    */
   details?: Details | undefined;
