@@ -5,7 +5,9 @@ import { readFileSync } from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import type tls from "node:tls";
 import type { Config } from "./config.js";
+import { createHttp1Connections } from "./http1-connections.js";
 import { requestIdKey } from "./interceptors/context-keys.js";
 import type { Metrics } from "./support/metrics.js";
 
@@ -52,15 +54,16 @@ function createFallback(metrics: Metrics): NonNullable<Parameters<typeof connect
  */
 export function createServer(options: ServerOptions): GatehouseServer {
   const { config, metrics } = options;
-  const handler = connectNodeAdapter({
+  const http1Connections = createHttp1Connections();
+  const connectHandler = connectNodeAdapter({
     routes: options.routes,
     interceptors: options.interceptors,
     readMaxBytes: config.maxRequestBytes,
     contextValues: (req) => createContextValues().set(requestIdKey, acceptedRequestId(req.headers["x-request-id"])),
     fallback: createFallback(metrics),
   });
+  const handler = http1Connections.track(connectHandler);
 
-  const http1Sockets = new Set<net.Socket>();
   const http2Sessions = new Set<http2.ServerHttp2Session>();
   const trackSession = (session: http2.ServerHttp2Session) => {
     http2Sessions.add(session);
@@ -77,9 +80,8 @@ export function createServer(options: ServerOptions): GatehouseServer {
     },
     handler,
   );
-  // Node starts connection tracking — which enforces headersTimeout and requestTimeout and lets
-  // closeIdleConnections() work — on "listening". This server never listens (sockets are handed
-  // to it), so start the tracking explicitly.
+  // Node starts the connection tracking that enforces headersTimeout and requestTimeout on
+  // "listening". This server never listens (sockets are handed to it), so start it explicitly.
   http1.emit("listening");
   const h2c = http2.createServer({}, handler);
   h2c.on("session", trackSession);
@@ -93,9 +95,8 @@ export function createServer(options: ServerOptions): GatehouseServer {
       handler,
     );
     secure.on("session", trackSession);
-    secure.on("secureConnection", (socket: net.Socket) => {
-      http1Sockets.add(socket);
-      socket.once("close", () => http1Sockets.delete(socket));
+    secure.on("secureConnection", (socket: tls.TLSSocket) => {
+      if (socket.alpnProtocol !== "h2") http1Connections.add(socket);
     });
     secure.setTimeout(config.requestTimeoutMs);
     listener = secure;
@@ -111,16 +112,14 @@ export function createServer(options: ServerOptions): GatehouseServer {
           // stream would steal bytes from it.
           h2c.emit("connection", socket);
         } else {
-          http1Sockets.add(socket);
-          socket.once("close", () => http1Sockets.delete(socket));
+          http1Connections.add(socket);
           http1.emit("connection", socket);
           socket.resume();
         }
       });
-      // A client that connects and sends nothing is dropped after the headers timeout.
-      socket.setTimeout(config.headersTimeoutMs, () => {
-        if (!socket.listenerCount("data") || socket.bytesRead === 0) socket.destroy();
-      });
+      // A client that connects and sends nothing is dropped after the headers timeout; from the
+      // first byte on, the HTTP servers' own timeouts apply.
+      socket.setTimeout(config.headersTimeoutMs, () => socket.destroy());
       socket.once("data", () => socket.setTimeout(0));
     });
   }
@@ -139,16 +138,15 @@ export function createServer(options: ServerOptions): GatehouseServer {
       const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
       // GOAWAY: HTTP/2 clients open no new streams; open ones finish, then the session closes.
       for (const session of http2Sessions) session.close();
-      // Stops connection tracking and closes idle keep-alive sockets; it reports "not running"
-      // because it never listened, which is expected.
+      // HTTP/1.1 keep-alive sockets close as soon as they are idle (between requests).
+      http1Connections.drain();
+      // Stops Node's timeout checks; it reports "not running" because it never listened, as expected.
       http1.close(() => undefined);
       const deadline = Date.now() + timeoutMs;
-      // HTTP/1.1 keep-alive sockets close as soon as they are idle (between requests).
-      while ((http1Sockets.size > 0 || http2Sessions.size > 0) && Date.now() < deadline) {
-        http1.closeIdleConnections();
-        await new Promise((resolve) => setTimeout(resolve, 25));
+      while ((http1Connections.open > 0 || http2Sessions.size > 0) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      for (const socket of http1Sockets) socket.destroy();
+      http1Connections.destroyAll();
       for (const session of http2Sessions) session.destroy();
       await stopped;
     },

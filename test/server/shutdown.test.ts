@@ -1,9 +1,16 @@
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import https from "node:https";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { spawnGatehouse } from "../support/process.js";
+import { startTestServer } from "../support/server.js";
+import { makeSelfSignedCertificate } from "../support/tls.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "gatehouse-shutdown-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -38,5 +45,35 @@ describe("SIGTERM", () => {
     expect(response).toContain('"organizationId"');
     expect(await gatehouse.exit).toBe(0);
     expect(gatehouse.lines.some((line) => line.includes('"gatehouse stopped"'))).toBe(true);
+  });
+});
+
+describe("graceful stop with idle keep-alive connections", () => {
+  it.each([
+    ["cleartext", false],
+    ["TLS", true],
+  ])("over %s HTTP/1.1 closes idle sockets at once instead of waiting out the shutdown timeout", async (_name, useTls) => {
+    const certificate = useTls ? makeSelfSignedCertificate() : undefined;
+    const server = await startTestServer({
+      config: {
+        shutdownTimeoutMs: 10_000,
+        ...(certificate ? { tls: { certPath: certificate.certPath, keyPath: certificate.keyPath } } : {}),
+      },
+    });
+    const transport = createConnectTransport({
+      baseUrl: server.url,
+      httpVersion: "1.1",
+      nodeOptions: { agent: new (certificate ? https : http).Agent({ keepAlive: true, ...(certificate ? { ca: certificate.ca } : {}) }) },
+      interceptors: [
+        (next) => (req) => {
+          req.header.set("authorization", `Bearer ${server.adminToken}`);
+          return next(req);
+        },
+      ],
+    });
+    await createClient(InstanceService, transport).getInstance({});
+    const started = Date.now();
+    await server.dispose();
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 });

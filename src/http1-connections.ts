@@ -1,0 +1,58 @@
+import type { connectNodeAdapter } from "@connectrpc/connect-node";
+import type net from "node:net";
+
+/** A request handler for both node:http and node:http2 (compatibility API) servers. */
+type Handler = ReturnType<typeof connectNodeAdapter>;
+
+/**
+ * HTTP/1.1 sockets and the requests in flight on each, so a graceful stop can close every socket the
+ * moment it is idle — cleartext or TLS alike (Node's closeIdleConnections covers neither a server
+ * that never listened nor HTTP/1.1 inside an HTTP/2 secure server).
+ */
+export function createHttp1Connections() {
+  const inFlight = new Map<net.Socket, number>();
+  let draining = false;
+  // end(), not destroy(): a response just written may still sit in the socket's buffer.
+  const endIfIdle = (socket: net.Socket) => {
+    if ((inFlight.get(socket) ?? 0) === 0) socket.end();
+  };
+
+  return {
+    add(socket: net.Socket): void {
+      inFlight.set(socket, 0);
+      socket.once("close", () => inFlight.delete(socket));
+      if (draining) endIfIdle(socket);
+    },
+
+    /** Wraps the request handler to count HTTP/1 requests per socket; draining answers `Connection: close`. */
+    track(handler: Handler): Handler {
+      return (req, res) => {
+        const socket = req.socket;
+        if (req.httpVersionMajor === 1 && inFlight.has(socket)) {
+          inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+          if (draining) res.setHeader("connection", "close");
+          res.once("close", () => {
+            if (!inFlight.has(socket)) return;
+            inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1);
+            if (draining) endIfIdle(socket);
+          });
+        }
+        handler(req, res);
+      };
+    },
+
+    /** From now on, every socket closes as soon as it has no request in flight. */
+    drain(): void {
+      draining = true;
+      for (const socket of inFlight.keys()) endIfIdle(socket);
+    },
+
+    get open(): number {
+      return inFlight.size;
+    },
+
+    destroyAll(): void {
+      for (const socket of inFlight.keys()) socket.destroy();
+    },
+  };
+}
