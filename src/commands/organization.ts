@@ -5,7 +5,7 @@ import { uniquenessKey } from "../domain/names.js";
 import { detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import { addMember } from "./add-member.js";
-import { requireInstancePermission } from "./instance.js";
+import { requireInstancePermission } from "../access/require-instance-permission.js";
 
 export async function createOrganization(deps: Deps, caller: Caller, input: { name: string }) {
   requireInstancePermission(caller, "org.create");

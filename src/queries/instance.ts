@@ -1,5 +1,5 @@
 import type { Caller, Deps } from "../context.js";
-import { requireInstancePermission } from "../commands/instance.js";
+import { requireInstancePermission } from "../access/require-instance-permission.js";
 import { readDetails } from "./details.js";
 
 export async function getInstance(deps: Deps, caller: Caller) {

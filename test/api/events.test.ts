@@ -1,46 +1,34 @@
 import { Code } from "@connectrpc/connect";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { Clients } from "../support/clients.js";
 import { failure } from "../support/errors.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { useTestServer } from "../support/server.js";
 
-let server: TestServer;
-let clients: Clients;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  clients = new Clients(server.url);
-});
-
-afterAll(async () => {
-  clients.close();
-  await server.dispose();
-});
+const t = useTestServer();
 
 describe("the event log", () => {
   it("gets events from every write, with strictly increasing sequences, and details match the last event", async () => {
-    const admin = { token: server.adminToken };
-    const orgs = clients.client(OrganizationService, "grpc-h2c", admin);
-    const users = clients.client(UserService, "grpc-h2c", admin);
-    const events = clients.client(EventService, "grpc-h2c", admin);
+    const admin = { token: t.server.adminToken };
+    const orgs = t.clients.client(OrganizationService, "grpc-h2c", admin);
+    const users = t.clients.client(UserService, "grpc-h2c", admin);
+    const events = t.clients.client(EventService, "grpc-h2c", admin);
 
     const writes: { details?: { sequence: bigint; changeDate?: { seconds: bigint; nanos: number }; resourceOwner: string } }[] = [];
-    server.clock.advance(1000);
+    t.server.clock.advance(1000);
     const org = await orgs.createOrganization({ name: "Events Inc" });
     writes.push(org);
-    server.clock.advance(1000);
+    t.server.clock.advance(1000);
     const user = await users.createMachineUser({ userName: "event-bot", name: "Bot" });
     writes.push(user);
-    server.clock.advance(1000);
+    t.server.clock.advance(1000);
     const token = await users.addPersonalAccessToken({ userId: user.userId });
     writes.push(token);
     writes.push(await orgs.addOrganizationMember({ userId: user.userId, roles: ["ORG_OWNER_VIEWER"] }));
-    writes.push(await clients.client(InstanceService, "grpc-h2c", admin).addInstanceMember({ userId: user.userId, roles: ["IAM_OWNER_VIEWER"] }));
+    writes.push(await t.clients.client(InstanceService, "grpc-h2c", admin).addInstanceMember({ userId: user.userId, roles: ["IAM_OWNER_VIEWER"] }));
 
     const sequences = writes.map((w) => w.details?.sequence ?? 0n);
     for (let i = 1; i < sequences.length; i++) expect(sequences[i]).toBeGreaterThan(sequences[i - 1] ?? 0n);
@@ -60,18 +48,18 @@ describe("the event log", () => {
   });
 
   it("never puts a token in an event", async () => {
-    const admin = { token: server.adminToken };
-    const users = clients.client(UserService, "connect-json-http1", admin);
+    const admin = { token: t.server.adminToken };
+    const users = t.clients.client(UserService, "connect-json-http1", admin);
     const { userId } = await users.createMachineUser({ userName: "secret-bot", name: "Bot" });
     const { token } = await users.addPersonalAccessToken({ userId });
-    const { events } = await clients.client(EventService, "connect-json-http1", admin).listEvents({ aggregateId: userId });
+    const { events } = await t.clients.client(EventService, "connect-json-http1", admin).listEvents({ aggregateId: userId });
     const text = JSON.stringify(events.map((e) => e.payload));
     expect(text).not.toContain(token.split(".")[2]);
-    expect(server.logs.text).not.toContain(token.split(".")[2]);
+    expect(t.server.logs.text).not.toContain(token.split(".")[2]);
   });
 
   it("pages with opaque tokens and rejects forged ones", async () => {
-    const events = clients.client(EventService, "connect-json-http1", { token: server.adminToken });
+    const events = t.clients.client(EventService, "connect-json-http1", { token: t.server.adminToken });
     const first = await events.listEvents({ pageSize: 2 });
     expect(first.events).toHaveLength(2);
     const second = await events.listEvents({ pageSize: 2, pageToken: first.details!.nextPageToken });
@@ -81,14 +69,14 @@ describe("the event log", () => {
   });
 
   it("shows an organization owner only their organization's events", async () => {
-    const admin = { token: server.adminToken };
-    const orgs = clients.client(OrganizationService, "connect-json-http1", admin);
+    const admin = { token: t.server.adminToken };
+    const orgs = t.clients.client(OrganizationService, "connect-json-http1", admin);
     const { organizationId } = await orgs.createOrganization({ name: "Scoped" });
-    const users = clients.client(UserService, "connect-json-http1", { ...admin, orgId: organizationId });
+    const users = t.clients.client(UserService, "connect-json-http1", { ...admin, orgId: organizationId });
     const { userId } = await users.createMachineUser({ userName: "scoped-owner", name: "Owner" });
     await orgs.addOrganizationMember({ userId, roles: ["ORG_OWNER"] }, { headers: { "x-service-orgid": organizationId } });
     const { token } = await users.addPersonalAccessToken({ userId });
-    const { events } = await clients.client(EventService, "connect-json-http1", { token }).listEvents({});
+    const { events } = await t.clients.client(EventService, "connect-json-http1", { token }).listEvents({});
     expect(events.length).toBeGreaterThan(0);
     expect(new Set(events.map((e) => e.resourceOwner))).toEqual(new Set([organizationId]));
   });

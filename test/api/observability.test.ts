@@ -1,23 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
-import { Clients, type Protocol } from "../support/clients.js";
+import type { Protocol } from "../support/clients.js";
 import { failure } from "../support/errors.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { useTestServer } from "../support/server.js";
 
-let server: TestServer;
-let clients: Clients;
+const t = useTestServer();
 
-beforeAll(async () => {
-  server = await startTestServer();
-  clients = new Clients(server.url);
-});
-
-afterAll(async () => {
-  clients.close();
-  await server.dispose();
-});
-
-const rpcLines = () => server.logs.parsed().filter((line) => line.msg === "rpc");
+const rpcLines = () => t.server.logs.parsed().filter((line) => line.msg === "rpc");
 
 describe("one structured log line per call", () => {
   it.each([
@@ -26,8 +15,8 @@ describe("one structured log line per call", () => {
     ["grpc-web-http1", "grpc-web"],
   ] as [Protocol, string][])("over %s: request id, procedure, protocol, code, duration, caller", async (protocol, name) => {
     const before = rpcLines().length;
-    await clients.client(InstanceService, protocol, { token: server.adminToken }).getInstance({});
-    await failure(clients.client(InstanceService, protocol, { token: "gh1.nope.nope" }).getInstance({}));
+    await t.clients.client(InstanceService, protocol, { token: t.server.adminToken }).getInstance({});
+    await failure(t.clients.client(InstanceService, protocol, { token: "gh1.nope.nope" }).getInstance({}));
     const [ok, denied] = rpcLines().slice(before);
     expect(ok).toMatchObject({ procedure: "/gatehouse.admin.v1.InstanceService/GetInstance", protocol: name, code: "ok", caller: expect.any(String) as unknown });
     expect(ok?.requestId).toEqual(expect.any(String));
@@ -37,9 +26,9 @@ describe("one structured log line per call", () => {
   });
 
   it("keeps a caller's x-request-id and echoes it", async () => {
-    const response = await fetch(`${server.url}/gatehouse.admin.v1.InstanceService/GetInstance`, {
+    const response = await fetch(`${t.server.url}/gatehouse.admin.v1.InstanceService/GetInstance`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${server.adminToken}`, "x-request-id": "trace-42" },
+      headers: { "content-type": "application/json", authorization: `Bearer ${t.server.adminToken}`, "x-request-id": "trace-42" },
       body: "{}",
     });
     expect(response.headers.get("x-request-id")).toBe("trace-42");
@@ -47,7 +36,7 @@ describe("one structured log line per call", () => {
   });
 
   it("never logs a token", () => {
-    expect(server.logs.text).not.toContain(server.adminToken.split(".")[2]);
-    expect(server.logs.text.toLowerCase()).not.toContain("bearer");
+    expect(t.server.logs.text).not.toContain(t.server.adminToken.split(".")[2]);
+    expect(t.server.logs.text.toLowerCase()).not.toContain("bearer");
   });
 });

@@ -1,32 +1,21 @@
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { Clients, PROTOCOLS } from "../support/clients.js";
+import { PROTOCOLS } from "../support/clients.js";
 import { failure } from "../support/errors.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { useTestServer } from "../support/server.js";
 
-let server: TestServer;
-let clients: Clients;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  clients = new Clients(server.url);
-});
-
-afterAll(async () => {
-  clients.close();
-  await server.dispose();
-});
+const t = useTestServer();
 
 describe.each(PROTOCOLS)("every implemented RPC over %s on the one port", (protocol) => {
   const as = (token: string, orgId?: string) => ({ token, ...(orgId ? { orgId } : {}) });
 
   it("runs the instance, organization, user and event RPCs", async () => {
-    const instance = clients.client(InstanceService, protocol, as(server.adminToken));
-    const orgs = clients.client(OrganizationService, protocol, as(server.adminToken));
+    const instance = t.clients.client(InstanceService, protocol, as(t.server.adminToken));
+    const orgs = t.clients.client(OrganizationService, protocol, as(t.server.adminToken));
     const { instanceId, defaultOrganizationId, details: instanceDetails } = await instance.getInstance({});
     expect(instanceId).not.toBe("");
     expect(instanceDetails?.resourceOwner).toBe(instanceId);
@@ -37,7 +26,7 @@ describe.each(PROTOCOLS)("every implemented RPC over %s on the one port", (proto
     const { organization } = await orgs.getOrganization({ organizationId });
     expect(organization?.name).toBe(`Org over ${protocol}`);
 
-    const usersThere = clients.client(UserService, protocol, as(server.adminToken, organizationId));
+    const usersThere = t.clients.client(UserService, protocol, as(t.server.adminToken, organizationId));
     const { userId } = await usersThere.createMachineUser({ userName: `bot-${protocol}`, name: "Bot", description: "test" });
     const { user } = await usersThere.getUser({ userId });
     expect(user?.userName).toBe(`bot-${protocol}`);
@@ -50,19 +39,19 @@ describe.each(PROTOCOLS)("every implemented RPC over %s on the one port", (proto
     await instance.addInstanceMember({ userId, roles: ["IAM_OWNER_VIEWER"] });
 
     // The new token works, and its holder reads what its roles allow.
-    const botInstance = clients.client(InstanceService, protocol, as(token));
+    const botInstance = t.clients.client(InstanceService, protocol, as(token));
     expect((await botInstance.getInstance({})).instanceId).toBe(instanceId);
-    const botUsers = clients.client(UserService, protocol, as(token));
+    const botUsers = t.clients.client(UserService, protocol, as(token));
     expect((await botUsers.getUser({ userId })).user?.userId).toBe(userId);
 
-    const events = clients.client(EventService, protocol, as(server.adminToken));
+    const events = t.clients.client(EventService, protocol, as(t.server.adminToken));
     const { events: userEvents } = await events.listEvents({ aggregateType: "user", aggregateId: userId });
     expect(userEvents.map((e) => e.eventType)).toEqual(["user.machine.added", "user.pat.added"]);
     expect(defaultOrganizationId).not.toBe(organizationId);
   });
 
   it("answers unimplemented for RPCs later work implements", async () => {
-    const users = clients.client(UserService, protocol, as(server.adminToken));
+    const users = t.clients.client(UserService, protocol, as(t.server.adminToken));
     const error = await failure(users.resendEmailCode({ userId: "x" }));
     expect(error.code).toBe(Code.Unimplemented);
     expect(error.reason).toBe("rpc.unimplemented");
@@ -71,9 +60,9 @@ describe.each(PROTOCOLS)("every implemented RPC over %s on the one port", (proto
 
 describe("plain HTTP/1.1 JSON, as curl sends it, on the port that serves gRPC", () => {
   it("answers a Connect unary POST", async () => {
-    const response = await fetch(`${server.url}/gatehouse.admin.v1.InstanceService/GetInstance`, {
+    const response = await fetch(`${t.server.url}/gatehouse.admin.v1.InstanceService/GetInstance`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${server.adminToken}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${t.server.adminToken}` },
       body: "{}",
     });
     expect(response.status).toBe(200);
@@ -84,7 +73,7 @@ describe("plain HTTP/1.1 JSON, as curl sends it, on the port that serves gRPC", 
   });
 
   it("answers errors with a Connect error body and the HTTP status of the code", async () => {
-    const response = await fetch(`${server.url}/gatehouse.admin.v1.InstanceService/GetInstance`, {
+    const response = await fetch(`${t.server.url}/gatehouse.admin.v1.InstanceService/GetInstance`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: "{}",
@@ -97,13 +86,13 @@ describe("plain HTTP/1.1 JSON, as curl sends it, on the port that serves gRPC", 
   });
 
   it("serves Prometheus metrics with calls by procedure and code", async () => {
-    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const text = await (await fetch(`${t.server.url}/metrics`)).text();
     expect(text).toMatch(/gatehouse_rpc_calls_total\{procedure="\/gatehouse.admin.v1.InstanceService\/GetInstance",code="ok"\} \d+/);
     expect(text).toContain("gatehouse_rpc_duration_seconds_bucket");
   });
 
   it("answers an unknown path with 404", async () => {
-    const response = await fetch(`${server.url}/nope`, { method: "POST" });
+    const response = await fetch(`${t.server.url}/nope`, { method: "POST" });
     expect(response.status).toBe(404);
   });
 });

@@ -1,24 +1,13 @@
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Gender, UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
-import { Clients, PROTOCOLS } from "../support/clients.js";
+import { PROTOCOLS } from "../support/clients.js";
 import { failure } from "../support/errors.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { useTestServer } from "../support/server.js";
 
-let server: TestServer;
-let clients: Clients;
-
-beforeAll(async () => {
-  // A small request limit, so the oversized-body case needs no large upload.
-  server = await startTestServer({ config: { maxRequestBytes: 64 * 1024 } });
-  clients = new Clients(server.url);
-});
-
-afterAll(async () => {
-  clients.close();
-  await server.dispose();
-});
+// A small request limit, so the oversized-body case needs no large upload.
+const t = useTestServer({ config: { maxRequestBytes: 64 * 1024 } });
 
 const validHuman = {
   userName: "valid",
@@ -27,7 +16,7 @@ const validHuman = {
 };
 
 describe.each(PROTOCOLS)("request validation over %s", (protocol) => {
-  const users = () => clients.client(UserService, protocol, { token: server.adminToken });
+  const users = () => t.clients.client(UserService, protocol, { token: t.server.adminToken });
 
   it("reports one field violation per broken rule, with the path the caller wrote", async () => {
     const error = await failure(
@@ -79,7 +68,7 @@ describe.each(PROTOCOLS)("request validation over %s", (protocol) => {
   });
 
   it("counts characters, not bytes", async () => {
-    const orgs = clients.client(OrganizationService, protocol, { token: server.adminToken });
+    const orgs = t.clients.client(OrganizationService, protocol, { token: t.server.adminToken });
     // 200 two-byte characters: 400 bytes, within the 200-character limit.
     const name = `${protocol}-`.padEnd(200, "é");
     const { organizationId } = await orgs.createOrganization({ name });
@@ -91,9 +80,9 @@ describe.each(PROTOCOLS)("request validation over %s", (protocol) => {
 
 describe("malformed requests get a clear error, and the server keeps serving", () => {
   const post = (path: string, contentType: string, body: string | Uint8Array) =>
-    fetch(`${server.url}${path}`, {
+    fetch(`${t.server.url}${path}`, {
       method: "POST",
-      headers: { "content-type": contentType, authorization: `Bearer ${server.adminToken}` },
+      headers: { "content-type": contentType, authorization: `Bearer ${t.server.adminToken}` },
       body,
     });
   const stillServing = async () => {
@@ -133,7 +122,7 @@ describe("malformed requests get a clear error, and the server keeps serving", (
   });
 
   it("an oversized message over gRPC → resource_exhausted", async () => {
-    const orgs = clients.client(OrganizationService, "grpc-h2c", { token: server.adminToken });
+    const orgs = t.clients.client(OrganizationService, "grpc-h2c", { token: t.server.adminToken });
     const error = await failure(orgs.createOrganization({ name: "x".repeat(100_000) }));
     expect(error.code).toBe(Code.ResourceExhausted);
     await stillServing();

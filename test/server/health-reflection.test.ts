@@ -1,37 +1,25 @@
 import { fromBinary } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { ServerReflection as ReflectionV1 } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
-import { Clients } from "../support/clients.js";
 import { failure } from "../support/errors.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { useTestServer } from "../support/server.js";
 
-let server: TestServer;
-let clients: Clients;
-
-beforeAll(async () => {
-  server = await startTestServer();
-  clients = new Clients(server.url);
-});
-
-afterAll(async () => {
-  clients.close();
-  await server.dispose();
-});
+const t = useTestServer();
 
 describe("grpc.health.v1.Health (no token needed)", () => {
   it("reports SERVING for the server and each service, NOT_FOUND for unknown services", async () => {
-    const health = clients.client(Health, "grpc-h2c");
+    const health = t.clients.client(Health, "grpc-h2c");
     expect((await health.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
     expect((await health.check({ service: "gatehouse.admin.v1.UserService" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
     expect((await failure(health.check({ service: "nope.Service" }))).code).toBe(Code.NotFound);
   });
 
   it("streams the status to watchers", async () => {
-    const health = clients.client(Health, "grpc-h2c");
+    const health = t.clients.client(Health, "grpc-h2c");
     const controller = new AbortController();
     const stream = health.watch({ service: "" }, { signal: controller.signal });
     for await (const update of stream) {
@@ -47,7 +35,7 @@ describe.each([
   ["v1alpha", ReflectionV1alpha],
 ] as const)("gRPC server reflection %s (no token needed)", (_version, service) => {
   async function ask(request: Record<string, unknown>) {
-    const reflection = clients.client(service as typeof ReflectionV1, "grpc-h2c");
+    const reflection = t.clients.client(service as typeof ReflectionV1, "grpc-h2c");
     async function* requests() {
       yield { host: "", messageRequest: request } as never;
     }

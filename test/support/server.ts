@@ -2,9 +2,11 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { afterAll, beforeAll } from "vitest";
 import { type Gatehouse, startGatehouse } from "../../src/app.js";
 import { type Config, dataFiles, loadConfig } from "../../src/config.js";
 import type { Clock } from "../../src/support/clock.js";
+import { Clients } from "./clients.js";
 
 /** A clock tests move by hand, to assert dates and expiry exactly. */
 export class TestClock implements Clock {
@@ -74,6 +76,38 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async dispose() {
       await stop();
       rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** What a test file shares: one server and real clients for it. */
+export interface ServerFixture {
+  readonly server: TestServer;
+  readonly clients: Clients;
+}
+
+/** Starts one server (and its clients) for the whole file, and stops and deletes it afterwards. */
+export function useTestServer(options: TestServerOptions = {}): ServerFixture {
+  let server: TestServer | undefined;
+  let clients: Clients | undefined;
+  beforeAll(async () => {
+    server = await startTestServer(options);
+    clients = new Clients(server.url);
+  });
+  afterAll(async () => {
+    clients?.close();
+    await server?.dispose();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the test server starts in beforeAll");
+    return value;
+  };
+  return {
+    get server() {
+      return started(server);
+    },
+    get clients() {
+      return started(clients);
     },
   };
 }
