@@ -1,4 +1,5 @@
 import type { Caller, Deps } from "../context.js";
+import { commitAs } from "./commit-as.js";
 import { failedPrecondition } from "../domain/errors.js";
 import { checkMemberRoles } from "../domain/membership.js";
 import type { MembershipLevel } from "../domain/roles.js";
@@ -28,10 +29,7 @@ export async function addMember(deps: Deps, caller: Caller, target: MembershipTa
   }
   const span = await deps.store.aggregateSpan(target.aggregate.type, target.aggregate.id);
   const at = deps.clock.now();
-  const events = await deps.store.commit({
-    instanceId: caller.principal.instanceId,
-    actor: caller.principal.userId,
-    at,
+  const events = await commitAs(deps, caller, {
     writes: [
       {
         kind: "membership.insert",
@@ -55,6 +53,6 @@ export async function addMember(deps: Deps, caller: Caller, target: MembershipTa
         resourceOwner: target.ownerOrgId,
       },
     ],
-  });
+  }, at);
   return detailsOf(lastOf(events), span?.first.createdAt ?? at);
 }

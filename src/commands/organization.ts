@@ -1,5 +1,6 @@
 import { selectOrganization } from "../access/select-organization.js";
 import type { Caller, Deps } from "../context.js";
+import { commitAs } from "./commit-as.js";
 import { authorize } from "../domain/authorization.js";
 import { uniquenessKey } from "../domain/names.js";
 import { detailsOfCreate } from "../events/details.js";
@@ -10,10 +11,7 @@ import { requireInstancePermission } from "../access/require-instance-permission
 export async function createOrganization(deps: Deps, caller: Caller, input: { name: string }) {
   requireInstancePermission(caller, "org.create");
   const organizationId = deps.ids.next();
-  const events = await deps.store.commit({
-    instanceId: caller.principal.instanceId,
-    actor: caller.principal.userId,
-    at: deps.clock.now(),
+  const events = await commitAs(deps, caller, {
     writes: [
       {
         kind: "organization.insert",

@@ -1,5 +1,6 @@
 import { selectOrganization } from "../access/select-organization.js";
 import type { Caller, Deps } from "../context.js";
+import { commitAs } from "./commit-as.js";
 import { authorize } from "../domain/authorization.js";
 import { failedPrecondition, invalidArgument, notFound } from "../domain/errors.js";
 import { checkUserName, uniquenessKey } from "../domain/names.js";
@@ -12,10 +13,7 @@ export async function createMachineUser(deps: Deps, caller: Caller, input: { use
   authorize(caller.principal, "user.write", { orgId: organization.id });
   checkUserName(input.userName);
   const userId = deps.ids.next();
-  const events = await deps.store.commit({
-    instanceId: caller.principal.instanceId,
-    actor: caller.principal.userId,
-    at: deps.clock.now(),
+  const events = await commitAs(deps, caller, {
     writes: [
       {
         kind: "user.insert",
@@ -59,10 +57,7 @@ export async function addPersonalAccessToken(deps: Deps, caller: Caller, input: 
   }
   const issued = issueToken(deps.ids.next());
   const span = await deps.store.aggregateSpan("user", user.id);
-  const events = await deps.store.commit({
-    instanceId: caller.principal.instanceId,
-    actor: caller.principal.userId,
-    at,
+  const events = await commitAs(deps, caller, {
     writes: [
       {
         kind: "token.insert",
@@ -85,6 +80,6 @@ export async function addPersonalAccessToken(deps: Deps, caller: Caller, input: 
         resourceOwner: organization.id,
       },
     ],
-  });
+  }, at);
   return { tokenId: issued.tokenId, token: issued.token, details: detailsOf(lastOf(events), span?.first.createdAt ?? at) };
 }
