@@ -5,8 +5,9 @@ import { describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { ServerReflection as ReflectionV1 } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { Clients } from "../support/clients.js";
 import { failure } from "../support/errors.js";
-import { useTestServer } from "../support/server.js";
+import { startTestServer, useTestServer } from "../support/server.js";
 
 const t = useTestServer();
 
@@ -65,5 +66,23 @@ describe.each([
     const response = await ask({ case: "fileContainingSymbol", value: "no.such.Thing" });
     expect(response.messageResponse.case).toBe("errorResponse");
     expect(response.messageResponse.case === "errorResponse" && response.messageResponse.value.errorCode).toBe(Code.NotFound);
+  });
+});
+
+describe("health during a graceful stop", () => {
+  it("tells watchers NOT_SERVING, ends their streams, and does not hold up the stop", async () => {
+    const server = await startTestServer({ config: { shutdownTimeoutMs: 10_000 } });
+    const clients = new Clients(server.url);
+    const statuses: HealthCheckResponse_ServingStatus[] = [];
+    const watching = (async () => {
+      for await (const update of clients.client(Health, "grpc-h2c").watch({ service: "" })) statuses.push(update.status);
+    })();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const started = Date.now();
+    await server.dispose();
+    await watching;
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(statuses).toEqual([HealthCheckResponse_ServingStatus.SERVING, HealthCheckResponse_ServingStatus.NOT_SERVING]);
+    clients.close();
   });
 });

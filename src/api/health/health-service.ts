@@ -40,9 +40,12 @@ export function createHealthService(state: HealthState, serviceNames: string[]):
     },
     async *watch(request, context) {
       yield { status: statusOf(request.service) };
+      // NOT_SERVING only comes with shutdown: say so and end the stream, so the stop is not held up.
+      if (state.status() === ServingStatus.NOT_SERVING) return;
       try {
         for await (const _ of on(state.changes, "change", { signal: context.signal })) {
           yield { status: statusOf(request.service) };
+          if (state.status() === ServingStatus.NOT_SERVING) return;
         }
       } catch (error) {
         if (!context.signal.aborted) throw error;
