@@ -4,6 +4,7 @@ import { type Config, dataFiles } from "./config.js";
 import type { Deps } from "./context.js";
 import { createHealthState } from "./api/health/health-service.js";
 import { createAuthenticationInterceptor } from "./interceptors/authentication.js";
+import { createDeprecationInterceptor } from "./interceptors/deprecation.js";
 import { createErrorMappingInterceptor } from "./interceptors/error-mapping.js";
 import { createObserveInterceptor } from "./interceptors/observe.js";
 import { createValidationInterceptor } from "./interceptors/validation.js";
@@ -56,10 +57,12 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     const server = createServer({
       config,
       routes: createRoutes(deps, health),
-      // Outermost first: every call is observed, every error is mapped, then the caller is
-      // authenticated before the request is validated (unauthenticated callers learn nothing).
+      // Outermost first: every call is observed, deprecated calls are marked, every error is mapped,
+      // then the caller is authenticated before the request is validated (unauthenticated callers
+      // learn nothing).
       interceptors: [
         createObserveInterceptor(logger, metrics),
+        createDeprecationInterceptor(metrics),
         createErrorMappingInterceptor(logger),
         createAuthenticationInterceptor(deps),
         createValidationInterceptor(),

@@ -11,10 +11,13 @@ import { UserService, file_gatehouse_admin_v1_user } from "../gen/gatehouse/admi
 import { Health, file_grpc_health_v1_health } from "../gen/grpc/health/v1/health_pb.js";
 import { ServerReflection as ReflectionV1, file_grpc_reflection_v1_reflection } from "../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ReflectionV1alpha, file_grpc_reflection_v1alpha_reflection } from "../gen/grpc/reflection/v1alpha/reflection_pb.js";
+import { createApplicationService } from "./api/application/application-service.js";
 import { createEventService } from "./api/event/event-service.js";
 import { createHealthService, type HealthState } from "./api/health/health-service.js";
+import { createIdentityProviderService } from "./api/identity-provider/identity-provider-service.js";
 import { createInstanceService } from "./api/instance/instance-service.js";
 import { createOrganizationService } from "./api/organization/organization-service.js";
+import { createProjectService } from "./api/project/project-service.js";
 import { createReflectionService } from "./api/reflection/reflection-service.js";
 import { createUserService } from "./api/user/user-service.js";
 import type { Deps } from "./context.js";
@@ -56,9 +59,9 @@ export function createRoutes(deps: Deps, health: HealthState) {
     router.service(InstanceService, createInstanceService(deps));
     router.service(OrganizationService, createOrganizationService(deps));
     router.service(UserService, createUserService(deps));
-    router.service(ProjectService, {});
-    router.service(ApplicationService, {});
-    router.service(IdentityProviderService, {});
+    router.service(ProjectService, createProjectService(deps));
+    router.service(ApplicationService, createApplicationService(deps));
+    router.service(IdentityProviderService, createIdentityProviderService(deps));
     router.service(SmtpService, {});
     router.service(EventService, createEventService(deps));
     router.service(Health, createHealthService(health, serviceNames));

@@ -1,24 +1,23 @@
 import type { Caller, Deps } from "../context.js";
-import { commitAs } from "./commit-as.js";
 import { failedPrecondition } from "../domain/errors.js";
 import { checkMemberRoles } from "../domain/membership.js";
 import type { MembershipLevel } from "../domain/roles.js";
-import type { AggregateType } from "../events/event.js";
-import { type Details, detailsOf, lastOf } from "../events/details.js";
+import { type Details, detailsOfCreate } from "../events/details.js";
+import { commitAs } from "./commit-as.js";
 
-/** Where a membership is added: its level and scope, and the aggregate whose event records it. */
+/** Where a membership is added: its level and scope, and the event type that records it. */
 export interface MembershipTarget {
   level: MembershipLevel;
   scopeId: string;
   ownerOrgId: string;
   projectId?: string;
-  aggregate: { type: AggregateType; id: string };
   eventType: string;
 }
 
 /**
  * Adds a user with roles at one level. Shared by instance, organization, project and grant members:
- * the rules are the same everywhere (the user must exist, roles must be of the level, no duplicates).
+ * the rules are the same everywhere (roles must be of the level, the user must exist, no duplicates).
+ * Each membership is its own `member` aggregate, so it has details of its own.
  * The caller has checked permission on the target already.
  */
 export async function addMember(deps: Deps, caller: Caller, target: MembershipTarget, userId: string, requestedRoles: string[]): Promise<Details> {
@@ -27,14 +26,13 @@ export async function addMember(deps: Deps, caller: Caller, target: MembershipTa
   if (!user || user.instanceId !== caller.principal.instanceId) {
     throw failedPrecondition("user.not_found", "the user does not exist", { userId });
   }
-  const span = await deps.store.aggregateSpan(target.aggregate.type, target.aggregate.id);
-  const at = deps.clock.now();
+  const membershipId = deps.ids.next();
   const events = await commitAs(deps, caller, {
     writes: [
       {
         kind: "membership.insert",
         row: {
-          id: deps.ids.next(),
+          id: membershipId,
           userId,
           level: target.level,
           scopeId: target.scopeId,
@@ -46,13 +44,13 @@ export async function addMember(deps: Deps, caller: Caller, target: MembershipTa
     ],
     events: [
       {
-        aggregateType: target.aggregate.type,
-        aggregateId: target.aggregate.id,
+        aggregateType: "member",
+        aggregateId: membershipId,
         type: target.eventType,
-        payload: { userId, roles, scopeId: target.scopeId },
+        payload: { userId, roles, level: target.level, scopeId: target.scopeId },
         resourceOwner: target.ownerOrgId,
       },
     ],
-  }, at);
-  return detailsOf(lastOf(events), span?.first.createdAt ?? at);
+  });
+  return detailsOfCreate(events);
 }

@@ -21,9 +21,11 @@ export async function bootstrapInstance(deps: Deps, input: BootstrapInput) {
   const organizationId = deps.ids.next();
   const adminUserId = deps.ids.next();
   const at = deps.clock.now();
-  const membership = (level: "instance" | "org", scopeId: string, role: string) => ({
+  const instanceMembershipId = deps.ids.next();
+  const orgMembershipId = deps.ids.next();
+  const membership = (id: string, level: "instance" | "org", scopeId: string, role: string) => ({
     kind: "membership.insert" as const,
-    row: { id: deps.ids.next(), userId: adminUserId, level, scopeId, ownerOrgId: scopeId, projectId: null, roles: [role] },
+    row: { id, userId: adminUserId, level, scopeId, ownerOrgId: scopeId, projectId: null, roles: [role] },
   });
   await deps.store.commit({
     instanceId,
@@ -49,8 +51,8 @@ export async function bootstrapInstance(deps: Deps, input: BootstrapInput) {
           machineDescription: "Created at bootstrap; holds IAM_OWNER and ORG_OWNER.",
         },
       },
-      membership("instance", instanceId, "IAM_OWNER"),
-      membership("org", organizationId, "ORG_OWNER"),
+      membership(instanceMembershipId, "instance", instanceId, "IAM_OWNER"),
+      membership(orgMembershipId, "org", organizationId, "ORG_OWNER"),
       {
         kind: "token.insert",
         row: { id: input.adminToken.tokenId, userId: adminUserId, secretHash: input.adminToken.secretHash, expiresAt: null, createdAt: at.getTime() },
@@ -67,17 +69,17 @@ export async function bootstrapInstance(deps: Deps, input: BootstrapInput) {
         resourceOwner: organizationId,
       },
       {
-        aggregateType: "instance",
-        aggregateId: instanceId,
+        aggregateType: "member",
+        aggregateId: instanceMembershipId,
         type: EventType.instanceMemberAdded,
-        payload: { userId: adminUserId, roles: ["IAM_OWNER"], scopeId: instanceId },
+        payload: { userId: adminUserId, roles: ["IAM_OWNER"], level: "instance", scopeId: instanceId },
         resourceOwner: instanceId,
       },
       {
-        aggregateType: "org",
-        aggregateId: organizationId,
+        aggregateType: "member",
+        aggregateId: orgMembershipId,
         type: EventType.orgMemberAdded,
-        payload: { userId: adminUserId, roles: ["ORG_OWNER"], scopeId: organizationId },
+        payload: { userId: adminUserId, roles: ["ORG_OWNER"], level: "org", scopeId: organizationId },
         resourceOwner: organizationId,
       },
       {

@@ -13,7 +13,6 @@ export async function addInstanceMember(deps: Deps, caller: Caller, input: { use
       level: "instance",
       scopeId: instanceId,
       ownerOrgId: instanceId,
-      aggregate: { type: "instance", id: instanceId },
       eventType: EventType.instanceMemberAdded,
     },
     input.userId,

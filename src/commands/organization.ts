@@ -35,7 +35,6 @@ export async function addOrganizationMember(deps: Deps, caller: Caller, input: {
       level: "org",
       scopeId: organization.id,
       ownerOrgId: organization.id,
-      aggregate: { type: "org", id: organization.id },
       eventType: EventType.orgMemberAdded,
     },
     input.userId,

@@ -5,7 +5,7 @@ import { authorize } from "../domain/authorization.js";
 import { failedPrecondition, invalidArgument, notFound } from "../domain/errors.js";
 import { checkUserName, uniquenessKey } from "../domain/names.js";
 import { issueToken } from "../domain/token.js";
-import { detailsOf, detailsOfCreate, lastOf } from "../events/details.js";
+import { detailsOfChange, detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
 
 export async function createMachineUser(deps: Deps, caller: Caller, input: { userName: string; name: string; description: string }) {
@@ -81,5 +81,5 @@ export async function addPersonalAccessToken(deps: Deps, caller: Caller, input: 
       },
     ],
   }, at);
-  return { tokenId: issued.tokenId, token: issued.token, details: detailsOf(lastOf(events), span?.first.createdAt ?? at) };
+  return { tokenId: issued.tokenId, token: issued.token, details: detailsOfChange(events, span?.first) };
 }

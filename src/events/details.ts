@@ -19,6 +19,12 @@ export function detailsOfCreate(events: StoredEvent[]): Details {
   return detailsOf(last, last.createdAt);
 }
 
+/** Details of a write to an object whose first event is `first` (read before the write). */
+export function detailsOfChange(events: StoredEvent[], first: StoredEvent | undefined): Details {
+  const last = lastOf(events);
+  return detailsOf(last, first?.createdAt ?? last.createdAt);
+}
+
 export function lastOf(events: StoredEvent[]): StoredEvent {
   const last = events.at(-1);
   if (!last) throw new Error("a write appended no event");

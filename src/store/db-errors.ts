@@ -10,6 +10,14 @@ const uniqueViolations: Record<string, () => DomainError> = {
   "users.instance_id, users.user_name_key": () => alreadyExists("user.already_exists", "a user with this user name exists"),
   "memberships.user_id, memberships.level, memberships.scope_id": () =>
     alreadyExists("member.already_exists", "the user is a member here already"),
+  "projects.org_id, projects.name_key": () => alreadyExists("project.already_exists", "a project with this name exists in the organization"),
+  "project_roles.project_id, project_roles.role_key": () => alreadyExists("project.role.already_exists", "the project has this role already"),
+  "project_grants.project_id, project_grants.granted_org_id": () =>
+    alreadyExists("project.grant.already_exists", "the project is granted to this organization already"),
+  "applications.project_id, applications.name_key": () =>
+    alreadyExists("application.already_exists", "an application with this name exists in the project"),
+  "identity_providers.owner_id, identity_providers.name_key": () =>
+    alreadyExists("idp.already_exists", "an identity provider with this name exists in the organization"),
   "events.aggregate_type, events.aggregate_id, events.aggregate_version": () =>
     new DomainError("aborted", "store.concurrent_write", "the object was changed concurrently; retry"),
 };

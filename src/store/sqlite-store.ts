@@ -1,8 +1,19 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { StoredEvent } from "../events/event.js";
 import { toDomainError } from "./db-errors.js";
 import { openSqlite, type SqliteOptions } from "./db.js";
-import { instances, memberships, organizations, personalAccessTokens, users } from "./schema/index.js";
+import {
+  applications,
+  identityProviders,
+  instances,
+  memberships,
+  organizations,
+  personalAccessTokens,
+  projectGrants,
+  projectRoles,
+  projects,
+  users,
+} from "./schema/index.js";
 import { createSqliteEventLog } from "./sqlite-events.js";
 import type { Commit, RowWrite, Store } from "./store.js";
 
@@ -30,6 +41,30 @@ export function createSqliteStore(options: SqliteOptions): Store {
         return;
       case "membership.insert":
         db.insert(memberships).values(write.row).run();
+        return;
+      case "membership.delete":
+        db.delete(memberships).where(eq(memberships.id, write.id)).run();
+        return;
+      case "project.insert":
+        db.insert(projects).values(write.row).run();
+        return;
+      case "projectRole.insert":
+        db.insert(projectRoles).values(write.row).run();
+        return;
+      case "projectGrant.insert":
+        db.insert(projectGrants).values(write.row).run();
+        return;
+      case "application.insert":
+        db.insert(applications).values(write.row).run();
+        return;
+      case "application.rename":
+        db.update(applications).set({ name: write.name, nameKey: write.nameKey }).where(eq(applications.id, write.id)).run();
+        return;
+      case "identityProvider.insert":
+        db.insert(identityProviders).values(write.row).run();
+        return;
+      case "identityProvider.replace":
+        db.update(identityProviders).set(write.fields).where(eq(identityProviders.id, write.id)).run();
         return;
     }
   };
@@ -75,6 +110,35 @@ export function createSqliteStore(options: SqliteOptions): Store {
         .from(memberships)
         .where(and(eq(memberships.userId, userId), eq(memberships.level, level), eq(memberships.scopeId, scopeId)))
         .get();
+    },
+    async listMembershipsOfScope(level, scopeId) {
+      return db
+        .select()
+        .from(memberships)
+        .where(and(eq(memberships.level, level), eq(memberships.scopeId, scopeId)))
+        .orderBy(asc(sql`rowid`))
+        .all();
+    },
+    async findProjectById(id) {
+      return db.select().from(projects).where(eq(projects.id, id)).get();
+    },
+    async listProjectRoles(projectId) {
+      return db.select().from(projectRoles).where(eq(projectRoles.projectId, projectId)).orderBy(asc(sql`rowid`)).all();
+    },
+    async findProjectGrantById(id) {
+      return db.select().from(projectGrants).where(eq(projectGrants.id, id)).get();
+    },
+    async findApplicationById(id) {
+      return db.select().from(applications).where(eq(applications.id, id)).get();
+    },
+    async listApplicationsOfProject(projectId) {
+      return db.select().from(applications).where(eq(applications.projectId, projectId)).orderBy(asc(sql`rowid`)).all();
+    },
+    async findIdentityProviderById(id) {
+      return db.select().from(identityProviders).where(eq(identityProviders.id, id)).get();
+    },
+    async listIdentityProvidersOf(ownerIds) {
+      return db.select().from(identityProviders).where(inArray(identityProviders.ownerId, ownerIds)).orderBy(asc(sql`rowid`)).all();
     },
     async listEvents(filter) {
       return eventLog.list(filter);

@@ -1,5 +1,16 @@
 import type { NewEvent, StoredEvent } from "../events/event.js";
-import type { InstanceRow, MembershipRow, OrganizationRow, TokenRow, UserRow } from "./rows.js";
+import type {
+  ApplicationRow,
+  IdentityProviderRow,
+  InstanceRow,
+  MembershipRow,
+  OrganizationRow,
+  ProjectGrantRow,
+  ProjectRoleRow,
+  ProjectRow,
+  TokenRow,
+  UserRow,
+} from "./rows.js";
 
 /**
  * One state change of a commit. Commands describe WHAT to write; the backend decides how, inside
@@ -10,7 +21,15 @@ export type RowWrite =
   | { kind: "organization.insert"; row: OrganizationRow }
   | { kind: "user.insert"; row: UserRow }
   | { kind: "token.insert"; row: TokenRow }
-  | { kind: "membership.insert"; row: MembershipRow };
+  | { kind: "membership.insert"; row: MembershipRow }
+  | { kind: "membership.delete"; id: string }
+  | { kind: "project.insert"; row: ProjectRow }
+  | { kind: "projectRole.insert"; row: ProjectRoleRow }
+  | { kind: "projectGrant.insert"; row: ProjectGrantRow }
+  | { kind: "application.insert"; row: ApplicationRow }
+  | { kind: "application.rename"; id: string; name: string; nameKey: string }
+  | { kind: "identityProvider.insert"; row: IdentityProviderRow }
+  | { kind: "identityProvider.replace"; id: string; fields: Pick<IdentityProviderRow, "name" | "nameKey" | "stylingType" | "autoRegister"> };
 
 /** Everything one intent writes: applied atomically, or not at all. */
 export interface Commit {
@@ -54,6 +73,18 @@ export interface Store {
   findTokenById(id: string): Promise<TokenRow | undefined>;
   listMembershipsOfUser(userId: string): Promise<MembershipRow[]>;
   findMembership(userId: string, level: MembershipRow["level"], scopeId: string): Promise<MembershipRow | undefined>;
+  /** Members of one scope, in the order they were added. */
+  listMembershipsOfScope(level: MembershipRow["level"], scopeId: string): Promise<MembershipRow[]>;
+
+  findProjectById(id: string): Promise<ProjectRow | undefined>;
+  listProjectRoles(projectId: string): Promise<ProjectRoleRow[]>;
+  findProjectGrantById(id: string): Promise<ProjectGrantRow | undefined>;
+  findApplicationById(id: string): Promise<ApplicationRow | undefined>;
+  /** Applications of a project, in creation order. */
+  listApplicationsOfProject(projectId: string): Promise<ApplicationRow[]>;
+  findIdentityProviderById(id: string): Promise<IdentityProviderRow | undefined>;
+  /** Identity providers owned by any of `ownerIds` (organization and instance ids), in creation order. */
+  listIdentityProvidersOf(ownerIds: string[]): Promise<IdentityProviderRow[]>;
 
   listEvents(filter: EventFilter): Promise<StoredEvent[]>;
   countEvents(filter: Omit<EventFilter, "afterSequence" | "limit">): Promise<number>;

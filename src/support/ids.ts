@@ -6,8 +6,9 @@ export interface IdGenerator {
 }
 
 /**
- * Ids sort by creation time (a millisecond timestamp prefix) and are unguessable (80 random bits),
- * so lists ordered by id are ordered by creation and ids leak nothing useful.
+ * Ids start with a millisecond timestamp (so they sort roughly by creation, which keeps index
+ * inserts local) and end with 80 random bits (so they cannot be guessed). Lists that must be in
+ * exact creation order sort by insertion (rowid), not by id.
  */
 export function createIdGenerator(): IdGenerator {
   return {

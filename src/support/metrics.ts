@@ -5,6 +5,7 @@ export interface Metrics {
   registry: Registry;
   rpcCalls: Counter<"procedure" | "code">;
   rpcDuration: Histogram<"procedure" | "code">;
+  deprecatedCalls: Counter<"procedure">;
 }
 
 export function createMetrics(): Metrics {
@@ -23,6 +24,12 @@ export function createMetrics(): Metrics {
       help: "RPC latency by procedure and result code.",
       labelNames: ["procedure", "code"],
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    deprecatedCalls: new Counter({
+      name: "gatehouse_deprecated_calls_total",
+      help: "Calls of deprecated RPCs by procedure; they may be removed in a future version.",
+      labelNames: ["procedure"],
       registers: [registry],
     }),
   };

@@ -4,3 +4,6 @@ export * from "./membership.js";
 export * from "./organization.js";
 export * from "./token.js";
 export * from "./user.js";
+export * from "./application.js";
+export * from "./identity-provider.js";
+export * from "./project.js";

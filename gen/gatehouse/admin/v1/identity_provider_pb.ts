@@ -396,7 +396,9 @@ export const IdentityProviderService: GenService<{
     output: typeof ListIdentityProvidersResponseSchema;
   },
   /**
-   * Deprecated: may be removed in a future version (SPEC 4.3). Responses carry a `Deprecation` header.
+   * Deprecated: may be removed in a future version (SPEC 4.3). Every response, success or error, on
+   * every protocol, carries the header `Deprecation: @1767225600` (RFC 9745: deprecated since
+   * 2026-01-01), and calls are counted in the metric `gatehouse_deprecated_calls_total`.
    *
    * Replaces every field of an identity provider of the selected organization: a field not sent is
    * empty (or its default) afterwards. An update that changes nothing succeeds with the current details.

@@ -1,0 +1,46 @@
+import type { ServiceImpl } from "@connectrpc/connect";
+import type { ApplicationService } from "../../../gen/gatehouse/admin/v1/application_pb.js";
+import {
+  createApiApplication,
+  createOidcApplication,
+  createSamlApplication,
+  updateApplication,
+} from "../../commands/application.js";
+import type { Deps } from "../../context.js";
+import { getApplication, listApplications } from "../../queries/application.js";
+import { callerOf } from "../caller.js";
+import { toDetailsMessage } from "../convert.js";
+import { toApplicationMessage } from "./convert.js";
+
+export function createApplicationService(deps: Deps): ServiceImpl<typeof ApplicationService> {
+  return {
+    async createOidcApplication(request, context) {
+      const result = await createOidcApplication(deps, callerOf(context), request);
+      return { appId: result.appId, clientId: result.clientId, clientSecret: result.clientSecret, details: toDetailsMessage(result.details) };
+    },
+    async createApiApplication(request, context) {
+      const result = await createApiApplication(deps, callerOf(context), request);
+      return { appId: result.appId, clientId: result.clientId, clientSecret: result.clientSecret, details: toDetailsMessage(result.details) };
+    },
+    async createSamlApplication(request, context) {
+      const metadata = request.metadata.case === "metadataXml" ? { xml: request.metadata.value } : { url: request.metadata.value ?? "" };
+      const { appId, details } = await createSamlApplication(deps, callerOf(context), { projectId: request.projectId, name: request.name, metadata });
+      return { appId, details: toDetailsMessage(details) };
+    },
+    async getApplication(request, context) {
+      const { app, details } = await getApplication(deps, callerOf(context), request);
+      return { app: toApplicationMessage(app, details) };
+    },
+    async listApplications(request, context) {
+      const { apps } = await listApplications(deps, callerOf(context), request.projectId);
+      return {
+        details: { totalResult: BigInt(apps.length), nextPageToken: "" },
+        apps: apps.map(({ app, details }) => toApplicationMessage(app, details)),
+      };
+    },
+    async updateApplication(request, context) {
+      const { details } = await updateApplication(deps, callerOf(context), request);
+      return { details: toDetailsMessage(details) };
+    },
+  };
+}

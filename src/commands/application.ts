@@ -1,0 +1,120 @@
+import { selectProject } from "../access/select-project.js";
+import type { Caller, Deps } from "../context.js";
+import { apiDefaultAuthMethod, apiUsesSecret, oidcDefaults, oidcUsesSecret } from "../domain/application.js";
+import { notFound } from "../domain/errors.js";
+import { uniquenessKey } from "../domain/names.js";
+import { parseSamlEntityId } from "../domain/saml-metadata.js";
+import { checkHttpsUrl, checkRedirectUris } from "../domain/urls.js";
+import { detailsOfChange, detailsOfCreate } from "../events/details.js";
+import { EventType } from "../events/types.js";
+import { readDetails } from "../queries/details.js";
+import type { ApplicationSettings } from "../store/schema/application.js";
+import { randomSecret, sha256Hex } from "../support/crypto.js";
+import { commitAs } from "./commit-as.js";
+
+interface NewApplication {
+  projectId: string;
+  name: string;
+  settings: ApplicationSettings;
+  /** Whether to generate a client id, and a client secret (shown once, stored as SHA-256). */
+  credentials: "none" | "client_id" | "client_id_and_secret";
+}
+
+/** Shared by the three create RPCs: the rules differ only in the settings they validate. */
+async function createApplication(deps: Deps, caller: Caller, input: NewApplication) {
+  const { organization, project } = await selectProject(deps, caller, input.projectId, "project.app.write");
+  const appId = deps.ids.next();
+  const clientId = input.credentials === "none" ? null : deps.ids.next();
+  const clientSecret = input.credentials === "client_id_and_secret" ? randomSecret(32) : undefined;
+  const events = await commitAs(deps, caller, {
+    writes: [
+      {
+        kind: "application.insert",
+        row: {
+          id: appId,
+          projectId: project.id,
+          name: input.name,
+          nameKey: uniquenessKey(input.name),
+          type: input.settings.type,
+          clientId,
+          clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
+          settings: input.settings,
+        },
+      },
+    ],
+    events: [
+      {
+        aggregateType: "application",
+        aggregateId: appId,
+        type: EventType.applicationAdded,
+        // Settings are public configuration; the secret is never part of the event.
+        payload: { projectId: project.id, name: input.name, clientId, settings: input.settings },
+        resourceOwner: organization.id,
+      },
+    ],
+  });
+  return { appId, clientId: clientId ?? "", clientSecret, details: detailsOfCreate(events) };
+}
+
+export async function createOidcApplication(
+  deps: Deps,
+  caller: Caller,
+  input: { projectId: string; name: string; redirectUris: string[]; responseTypes: number[]; grantTypes: number[]; appType: number; authMethod: number },
+) {
+  checkRedirectUris(input.redirectUris);
+  const settings = { type: "oidc" as const, redirectUris: input.redirectUris, ...oidcDefaults(input) };
+  return createApplication(deps, caller, {
+    projectId: input.projectId,
+    name: input.name,
+    settings,
+    credentials: oidcUsesSecret(settings.authMethod) ? "client_id_and_secret" : "client_id",
+  });
+}
+
+export async function createApiApplication(deps: Deps, caller: Caller, input: { projectId: string; name: string; authMethod: number }) {
+  const authMethod = apiDefaultAuthMethod(input.authMethod);
+  return createApplication(deps, caller, {
+    projectId: input.projectId,
+    name: input.name,
+    settings: { type: "api", authMethod },
+    credentials: apiUsesSecret(authMethod) ? "client_id_and_secret" : "client_id",
+  });
+}
+
+export async function createSamlApplication(
+  deps: Deps,
+  caller: Caller,
+  input: { projectId: string; name: string; metadata: { xml: string } | { url: string } },
+) {
+  let settings: ApplicationSettings;
+  if ("xml" in input.metadata) {
+    settings = { type: "saml", entityId: parseSamlEntityId(input.metadata.xml), metadataXml: input.metadata.xml, metadataUrl: "" };
+  } else {
+    checkHttpsUrl(input.metadata.url, "metadata_url", "application.saml_metadata_invalid");
+    // The entity id becomes known when the metadata is fetched; Gatehouse does not fetch at creation.
+    settings = { type: "saml", entityId: "", metadataXml: "", metadataUrl: input.metadata.url };
+  }
+  const { appId, details } = await createApplication(deps, caller, { projectId: input.projectId, name: input.name, settings, credentials: "none" });
+  return { appId, details };
+}
+
+/**
+ * SPEC 4.5: changes only the name; OIDC, API and SAML settings are not touched. Renaming to the
+ * current name changes nothing: no event, the current details.
+ */
+export async function updateApplication(deps: Deps, caller: Caller, input: { projectId: string; appId: string; name: string }) {
+  const { organization, project } = await selectProject(deps, caller, input.projectId, "project.app.write");
+  const app = await deps.store.findApplicationById(input.appId);
+  if (!app || app.projectId !== project.id) {
+    throw notFound("application.not_found", "the application does not exist in this project", { appId: input.appId });
+  }
+  if (app.name === input.name) return { details: await readDetails(deps.store, "application", app.id) };
+  const span = await deps.store.aggregateSpan("application", app.id);
+  const events = await commitAs(deps, caller, {
+    writes: [{ kind: "application.rename", id: app.id, name: input.name, nameKey: uniquenessKey(input.name) }],
+    events: [
+      { aggregateType: "application", aggregateId: app.id, type: EventType.applicationChanged, payload: { name: input.name }, resourceOwner: organization.id },
+    ],
+  });
+  return { details: detailsOfChange(events, span?.first) };
+}

@@ -1,0 +1,24 @@
+import { selectOrganization } from "../access/select-organization.js";
+import type { Caller, Deps } from "../context.js";
+import { authorize } from "../domain/authorization.js";
+import { notFound } from "../domain/errors.js";
+import { readDetails } from "./details.js";
+
+/** The selected organization's IDPs and the instance's: the ones its users can link to. */
+async function visibleOwners(deps: Deps, caller: Caller): Promise<string[]> {
+  const organization = await selectOrganization(deps, caller);
+  authorize(caller.principal, "org.idp.read", { orgId: organization.id });
+  return [organization.id, caller.principal.instanceId];
+}
+
+export async function getIdentityProvider(deps: Deps, caller: Caller, idpId: string) {
+  const owners = await visibleOwners(deps, caller);
+  const idp = await deps.store.findIdentityProviderById(idpId);
+  if (!idp || !owners.includes(idp.ownerId)) throw notFound("idp.not_found", "the identity provider does not exist", { idpId });
+  return { idp, details: await readDetails(deps.store, "idp", idp.id) };
+}
+
+export async function listIdentityProviders(deps: Deps, caller: Caller) {
+  const idps = await deps.store.listIdentityProvidersOf(await visibleOwners(deps, caller));
+  return { idps: await Promise.all(idps.map(async (idp) => ({ idp, details: await readDetails(deps.store, "idp", idp.id) }))) };
+}
