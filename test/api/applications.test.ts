@@ -79,9 +79,12 @@ describe("creating applications", () => {
     ["XML without an EntityDescriptor", "<root/>", "metadata_xml"],
     ["an EntityDescriptor without entityID", '<EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata"/>', "metadata_xml"],
     ["a DOCTYPE (entity expansion)", '<!DOCTYPE x [<!ENTITY a "b">]><EntityDescriptor xmlns="urn:oasis:names:tc:SAML:2.0:metadata" entityID="&a;"/>', "metadata_xml"],
-  ])("rejects SAML metadata with %s", async (_name, xml, field) => {
+  ])("rejects SAML metadata with %s and writes nothing", async (_name, xml, field) => {
+    const before = await eventCount();
     const error = await failure(apps().createSamlApplication({ projectId, name: `bad saml ${_name}`, metadata: { case: "metadataXml", value: xml } }));
     expect(error).toMatchObject({ code: Code.InvalidArgument, reason: "application.saml_metadata_invalid", fields: [field] });
+    expect(await eventCount()).toBe(before);
+    expect((await apps().listApplications({ projectId })).apps.map((a) => a.name)).not.toContain(`bad saml ${_name}`);
   });
 
   it("rejects a metadata URL that is not https, and a request with neither XML nor URL", async () => {
