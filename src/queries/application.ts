@@ -1,7 +1,7 @@
 import { selectProject } from "../access/select-project.js";
 import type { Caller, Deps } from "../context.js";
 import { notFound } from "../domain/errors.js";
-import { readDetails } from "./details.js";
+import { readDetails, withDetails } from "./details.js";
 
 export async function getApplication(deps: Deps, caller: Caller, ids: { projectId: string; appId: string }) {
   const { project } = await selectProject(deps, caller, ids.projectId, "project.app.read");
@@ -12,6 +12,5 @@ export async function getApplication(deps: Deps, caller: Caller, ids: { projectI
 
 export async function listApplications(deps: Deps, caller: Caller, projectId: string) {
   const { project } = await selectProject(deps, caller, projectId, "project.app.read");
-  const apps = await deps.store.listApplicationsOfProject(project.id);
-  return { apps: await Promise.all(apps.map(async (app) => ({ app, details: await readDetails(deps.store, "application", app.id) }))) };
+  return { apps: await withDetails(deps.store, "application", await deps.store.listApplicationsOfProject(project.id)) };
 }

@@ -8,3 +8,8 @@ export async function readDetails(store: Store, type: AggregateType, id: string)
   if (!span) throw new Error(`${type} ${id} has no events`);
   return detailsOf(span.last, span.first.createdAt);
 }
+
+/** Pairs each row of a list with its details. */
+export function withDetails<Row extends { id: string }>(store: Store, type: AggregateType, rows: Row[]): Promise<{ row: Row; details: Details }[]> {
+  return Promise.all(rows.map(async (row) => ({ row, details: await readDetails(store, type, row.id) })));
+}

@@ -2,7 +2,7 @@ import { selectOrganization } from "../access/select-organization.js";
 import type { Caller, Deps } from "../context.js";
 import { authorize } from "../domain/authorization.js";
 import { notFound } from "../domain/errors.js";
-import { readDetails } from "./details.js";
+import { readDetails, withDetails } from "./details.js";
 
 /** The selected organization's IDPs and the instance's: the ones its users can link to. */
 async function visibleOwners(deps: Deps, caller: Caller): Promise<string[]> {
@@ -19,6 +19,5 @@ export async function getIdentityProvider(deps: Deps, caller: Caller, idpId: str
 }
 
 export async function listIdentityProviders(deps: Deps, caller: Caller) {
-  const idps = await deps.store.listIdentityProvidersOf(await visibleOwners(deps, caller));
-  return { idps: await Promise.all(idps.map(async (idp) => ({ idp, details: await readDetails(deps.store, "idp", idp.id) }))) };
+  return { idps: await withDetails(deps.store, "idp", await deps.store.listIdentityProvidersOf(await visibleOwners(deps, caller))) };
 }

@@ -1,6 +1,6 @@
 import { selectProject, selectProjectGrant } from "../access/select-project.js";
 import type { Caller, Deps } from "../context.js";
-import { readDetails } from "./details.js";
+import { readDetails, withDetails } from "./details.js";
 
 export async function getProject(deps: Deps, caller: Caller, projectId: string) {
   const { project } = await selectProject(deps, caller, projectId, "project.read");
@@ -15,9 +15,5 @@ export async function getProjectGrant(deps: Deps, caller: Caller, ids: { project
 
 export async function listProjectGrantMembers(deps: Deps, caller: Caller, ids: { projectId: string; grantId: string }) {
   const { grant } = await selectProjectGrant(deps, caller, ids, "project.grant.member.read");
-  const memberships = await deps.store.listMembershipsOfScope("project_grant", grant.id);
-  const members = await Promise.all(
-    memberships.map(async (membership) => ({ membership, details: await readDetails(deps.store, "member", membership.id) })),
-  );
-  return { members };
+  return { members: await withDetails(deps.store, "member", await deps.store.listMembershipsOfScope("project_grant", grant.id)) };
 }

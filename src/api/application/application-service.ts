@@ -35,7 +35,7 @@ export function createApplicationService(deps: Deps): ServiceImpl<typeof Applica
       const { apps } = await listApplications(deps, callerOf(context), request.projectId);
       return {
         details: { totalResult: BigInt(apps.length), nextPageToken: "" },
-        apps: apps.map(({ app, details }) => toApplicationMessage(app, details)),
+        apps: apps.map(({ row, details }) => toApplicationMessage(row, details)),
       };
     },
     async updateApplication(request, context) {

@@ -37,7 +37,7 @@ export function createIdentityProviderService(deps: Deps): ServiceImpl<typeof Id
       const { idps } = await listIdentityProviders(deps, callerOf(context));
       return {
         details: { totalResult: BigInt(idps.length), nextPageToken: "" },
-        idps: idps.map(({ idp, details }) => toIdentityProviderMessage(idp, details)),
+        idps: idps.map(({ row, details }) => toIdentityProviderMessage(row, details)),
       };
     },
     async updateIdentityProvider(request, context) {

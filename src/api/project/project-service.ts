@@ -56,7 +56,7 @@ export function createProjectService(deps: Deps): ServiceImpl<typeof ProjectServ
       const { members } = await listProjectGrantMembers(deps, callerOf(context), request);
       return {
         details: { totalResult: BigInt(members.length), nextPageToken: "" },
-        members: members.map(({ membership, details }) => ({ userId: membership.userId, roles: membership.roles, details: toDetailsMessage(details) })),
+        members: members.map(({ row, details }) => ({ userId: row.userId, roles: row.roles, details: toDetailsMessage(details) })),
       };
     },
     async removeProjectGrantMember(request, context) {
