@@ -18,6 +18,8 @@ const uniqueViolations: Record<string, () => DomainError> = {
     alreadyExists("application.already_exists", "an application with this name exists in the project"),
   "identity_providers.owner_id, identity_providers.name_key": () =>
     alreadyExists("idp.already_exists", "an identity provider with this name exists in the organization"),
+  "user_idp_links.idp_id, user_idp_links.external_user_id": () =>
+    alreadyExists("user.idp_link.already_exists", "this external account is linked to another user"),
   "events.aggregate_type, events.aggregate_id, events.aggregate_version": () =>
     new DomainError("aborted", "store.concurrent_write", "the object was changed concurrently; retry"),
 };

@@ -7,13 +7,19 @@ import type {
   personalAccessTokens,
   projectGrants,
   projectRoles,
+  oneTimeCodes,
+  outbox,
+  passwordPolicies,
   projects,
+  userIdpLinks,
   users,
 } from "./schema/index.js";
 
 export type InstanceRow = typeof instances.$inferSelect;
 export type OrganizationRow = typeof organizations.$inferSelect;
 export type UserRow = typeof users.$inferSelect;
+/** A new user: type-specific columns may be left out (null). */
+export type NewUserRow = typeof users.$inferInsert;
 export type TokenRow = typeof personalAccessTokens.$inferSelect;
 export type MembershipRow = typeof memberships.$inferSelect;
 export type ProjectRow = typeof projects.$inferSelect;
@@ -21,3 +27,7 @@ export type ProjectRoleRow = typeof projectRoles.$inferSelect;
 export type ProjectGrantRow = typeof projectGrants.$inferSelect;
 export type ApplicationRow = typeof applications.$inferSelect;
 export type IdentityProviderRow = typeof identityProviders.$inferSelect;
+export type UserIdpLinkRow = typeof userIdpLinks.$inferSelect;
+export type OneTimeCodeRow = typeof oneTimeCodes.$inferSelect;
+export type OutboxRow = typeof outbox.$inferSelect;
+export type PasswordPolicyRow = typeof passwordPolicies.$inferSelect;

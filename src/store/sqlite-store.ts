@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, sql } from "drizzle-orm";
 import type { StoredEvent } from "../events/event.js";
 import { toDomainError } from "./db-errors.js";
 import { openSqlite, type SqliteOptions } from "./db.js";
@@ -7,15 +7,28 @@ import {
   identityProviders,
   instances,
   memberships,
+  oneTimeCodes,
   organizations,
+  outbox,
+  passwordPolicies,
   personalAccessTokens,
   projectGrants,
   projectRoles,
   projects,
+  userIdpLinks,
   users,
 } from "./schema/index.js";
 import { createSqliteEventLog } from "./sqlite-events.js";
-import type { Commit, RowWrite, Store } from "./store.js";
+import { createSqliteWrites } from "./sqlite-writes.js";
+import type { Commit, Store } from "./store.js";
+
+function userConditions(filter: { orgId: string; userNameKey?: string; emailKey?: string }) {
+  return and(
+    eq(users.orgId, filter.orgId),
+    filter.userNameKey !== undefined ? eq(users.userNameKey, filter.userNameKey) : undefined,
+    filter.emailKey !== undefined ? eq(users.emailKey, filter.emailKey) : undefined,
+  );
+}
 
 /**
  * The embedded default backend. better-sqlite3 is synchronous, so a commit is one short synchronous
@@ -24,50 +37,7 @@ import type { Commit, RowWrite, Store } from "./store.js";
 export function createSqliteStore(options: SqliteOptions): Store {
   const { sqlite, db } = openSqlite(options);
   const eventLog = createSqliteEventLog(db);
-
-  const applyWrite = (write: RowWrite): void => {
-    switch (write.kind) {
-      case "instance.insert":
-        db.insert(instances).values(write.row).run();
-        return;
-      case "organization.insert":
-        db.insert(organizations).values(write.row).run();
-        return;
-      case "user.insert":
-        db.insert(users).values(write.row).run();
-        return;
-      case "token.insert":
-        db.insert(personalAccessTokens).values(write.row).run();
-        return;
-      case "membership.insert":
-        db.insert(memberships).values(write.row).run();
-        return;
-      case "membership.delete":
-        db.delete(memberships).where(eq(memberships.id, write.id)).run();
-        return;
-      case "project.insert":
-        db.insert(projects).values(write.row).run();
-        return;
-      case "projectRole.insert":
-        db.insert(projectRoles).values(write.row).run();
-        return;
-      case "projectGrant.insert":
-        db.insert(projectGrants).values(write.row).run();
-        return;
-      case "application.insert":
-        db.insert(applications).values(write.row).run();
-        return;
-      case "application.rename":
-        db.update(applications).set({ name: write.name, nameKey: write.nameKey }).where(eq(applications.id, write.id)).run();
-        return;
-      case "identityProvider.insert":
-        db.insert(identityProviders).values(write.row).run();
-        return;
-      case "identityProvider.replace":
-        db.update(identityProviders).set(write.fields).where(eq(identityProviders.id, write.id)).run();
-        return;
-    }
-  };
+  const applyWrite = createSqliteWrites(db);
 
   const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
     for (const write of commit.writes) applyWrite(write);
@@ -139,6 +109,37 @@ export function createSqliteStore(options: SqliteOptions): Store {
     },
     async listIdentityProvidersOf(ownerIds) {
       return db.select().from(identityProviders).where(inArray(identityProviders.ownerId, ownerIds)).orderBy(asc(sql`rowid`)).all();
+    },
+    async listIdpLinksOfUser(userId) {
+      return db.select().from(userIdpLinks).where(eq(userIdpLinks.userId, userId)).orderBy(asc(sql`rowid`)).all();
+    },
+    async findCode(userId, kind) {
+      return db.select().from(oneTimeCodes).where(and(eq(oneTimeCodes.userId, userId), eq(oneTimeCodes.kind, kind))).get();
+    },
+    async listUsers(filter) {
+      const rows = db
+        .select({ row: users, position: sql<number>`${users}.rowid` })
+        .from(users)
+        .where(and(userConditions(filter), filter.afterPosition !== undefined ? gt(sql`${users}.rowid`, filter.afterPosition) : undefined))
+        .orderBy(asc(sql`${users}.rowid`))
+        .limit(filter.limit)
+        .all();
+      return rows;
+    },
+    async countUsers(filter) {
+      return db.select({ n: count() }).from(users).where(userConditions(filter)).get()?.n ?? 0;
+    },
+    async getPasswordPolicy(instanceId) {
+      return db.select().from(passwordPolicies).where(eq(passwordPolicies.instanceId, instanceId)).get();
+    },
+    async listOutbox(filter) {
+      return db
+        .select()
+        .from(outbox)
+        .where(filter.status ? eq(outbox.status, filter.status) : undefined)
+        .orderBy(asc(sql`rowid`))
+        .limit(filter.limit)
+        .all();
     },
     async listEvents(filter) {
       return eventLog.list(filter);

@@ -4,11 +4,16 @@ import type {
   IdentityProviderRow,
   InstanceRow,
   MembershipRow,
+  NewUserRow,
+  OneTimeCodeRow,
   OrganizationRow,
+  OutboxRow,
+  PasswordPolicyRow,
   ProjectGrantRow,
   ProjectRoleRow,
   ProjectRow,
   TokenRow,
+  UserIdpLinkRow,
   UserRow,
 } from "./rows.js";
 
@@ -19,7 +24,15 @@ import type {
 export type RowWrite =
   | { kind: "instance.insert"; row: InstanceRow }
   | { kind: "organization.insert"; row: OrganizationRow }
-  | { kind: "user.insert"; row: UserRow }
+  | { kind: "user.insert"; row: NewUserRow }
+  | { kind: "user.emailChange"; id: string; email: string; emailKey: string; verified: boolean }
+  | { kind: "user.emailVerified"; id: string; activate: boolean }
+  | { kind: "userIdpLink.insert"; row: UserIdpLinkRow }
+  | { kind: "code.replace"; row: OneTimeCodeRow }
+  | { kind: "code.attempt"; id: string; attempts: number }
+  | { kind: "code.use"; id: string; at: number }
+  | { kind: "outbox.insert"; row: OutboxRow }
+  | { kind: "passwordPolicy.insert"; row: PasswordPolicyRow }
   | { kind: "token.insert"; row: TokenRow }
   | { kind: "membership.insert"; row: MembershipRow }
   | { kind: "membership.delete"; id: string }
@@ -71,6 +84,15 @@ export interface Store {
   findOrganizationById(id: string): Promise<OrganizationRow | undefined>;
   findUserById(id: string): Promise<UserRow | undefined>;
   findTokenById(id: string): Promise<TokenRow | undefined>;
+  listIdpLinksOfUser(userId: string): Promise<UserIdpLinkRow[]>;
+  /** The user's pending code of a kind, if any. */
+  findCode(userId: string, kind: OneTimeCodeRow["kind"]): Promise<OneTimeCodeRow | undefined>;
+  /** Users of an organization in creation order, after the given position, with optional exact filters. */
+  listUsers(filter: { orgId: string; userNameKey?: string; emailKey?: string; afterPosition?: number; limit: number }): Promise<{ row: UserRow; position: number }[]>;
+  countUsers(filter: { orgId: string; userNameKey?: string; emailKey?: string }): Promise<number>;
+  getPasswordPolicy(instanceId: string): Promise<PasswordPolicyRow | undefined>;
+  /** Messages of the outbox, oldest first (the delivery worker and tests read them). */
+  listOutbox(filter: { status?: OutboxRow["status"]; limit: number }): Promise<OutboxRow[]>;
   listMembershipsOfUser(userId: string): Promise<MembershipRow[]>;
   findMembership(userId: string, level: MembershipRow["level"], scopeId: string): Promise<MembershipRow | undefined>;
   /** Members of one scope, in the order they were added. */

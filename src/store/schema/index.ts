@@ -7,3 +7,6 @@ export * from "./user.js";
 export * from "./application.js";
 export * from "./identity-provider.js";
 export * from "./project.js";
+export * from "./code.js";
+export * from "./outbox.js";
+export * from "./password-policy.js";

@@ -1,4 +1,4 @@
-import { index, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { organizations } from "./organization.js";
 
 /** Users of both types; type-specific columns are null for the other type. */
@@ -17,9 +17,43 @@ export const users = sqliteTable(
     userNameKey: text("user_name_key").notNull(),
     machineName: text("machine_name"),
     machineDescription: text("machine_description"),
+    // Human users only; null for machines.
+    firstName: text("first_name"),
+    lastName: text("last_name"),
+    nickName: text("nick_name"),
+    displayName: text("display_name"),
+    preferredLanguage: text("preferred_language"),
+    gender: integer("gender"),
+    email: text("email"),
+    /** Lower-cased email, for case-insensitive filters. */
+    emailKey: text("email_key"),
+    emailVerified: integer("email_verified", { mode: "boolean" }),
+    /** E.164. */
+    phone: text("phone"),
+    phoneVerified: integer("phone_verified", { mode: "boolean" }),
+    /** argon2id of a set password, or an imported hash stored as given; never returned or logged. */
+    passwordHash: text("password_hash"),
+    passwordChangeRequired: integer("password_change_required", { mode: "boolean" }),
+    /** Imported TOTP secret, sealed under the master key. */
+    otpSecretSealed: text("otp_secret_sealed"),
   },
   (table) => [
     uniqueIndex("users_user_name_key").on(table.instanceId, table.userNameKey),
     index("users_org").on(table.orgId, table.id),
+    index("users_email").on(table.instanceId, table.emailKey),
   ],
+);
+
+/** Links of users to accounts at external identity providers; an external account belongs to one user. */
+export const userIdpLinks = sqliteTable(
+  "user_idp_links",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    idpId: text("idp_id").notNull(),
+    externalUserId: text("external_user_id").notNull(),
+    displayName: text("display_name").notNull(),
+  },
+  (table) => [uniqueIndex("user_idp_links_external").on(table.idpId, table.externalUserId), index("user_idp_links_user").on(table.userId)],
 );

@@ -1,0 +1,23 @@
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * Mails waiting to be delivered, written in the same transaction as the change that causes them.
+ * The rendered message carries codes, so it is sealed under the master key.
+ */
+export const outbox = sqliteTable(
+  "outbox",
+  {
+    id: text("id").primaryKey(),
+    instanceId: text("instance_id").notNull(),
+    /** What the mail is, e.g. `user.initialization`, `user.email_verification`. */
+    template: text("template").notNull(),
+    recipient: text("recipient").notNull(),
+    /** JSON {subject, text, html}, sealed. */
+    messageSealed: text("message_sealed").notNull(),
+    status: text("status", { enum: ["pending", "sent", "failed"] }).notNull(),
+    attempts: integer("attempts").notNull(),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (table) => [index("outbox_due").on(table.status, table.nextAttemptAt)],
+);

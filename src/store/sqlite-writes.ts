@@ -1,0 +1,95 @@
+import { and, eq } from "drizzle-orm";
+import type { GatehouseDb } from "./db.js";
+import {
+  applications,
+  identityProviders,
+  instances,
+  memberships,
+  oneTimeCodes,
+  organizations,
+  outbox,
+  passwordPolicies,
+  personalAccessTokens,
+  projectGrants,
+  projectRoles,
+  projects,
+  userIdpLinks,
+  users,
+} from "./schema/index.js";
+import type { RowWrite } from "./store.js";
+
+/** How each kind of row write is applied on SQLite; runs inside the commit's transaction. */
+export function createSqliteWrites(db: GatehouseDb) {
+  return (write: RowWrite): void => {
+    switch (write.kind) {
+      case "instance.insert":
+        db.insert(instances).values(write.row).run();
+        return;
+      case "organization.insert":
+        db.insert(organizations).values(write.row).run();
+        return;
+      case "user.insert":
+        db.insert(users).values(write.row).run();
+        return;
+      case "token.insert":
+        db.insert(personalAccessTokens).values(write.row).run();
+        return;
+      case "membership.insert":
+        db.insert(memberships).values(write.row).run();
+        return;
+      case "membership.delete":
+        db.delete(memberships).where(eq(memberships.id, write.id)).run();
+        return;
+      case "project.insert":
+        db.insert(projects).values(write.row).run();
+        return;
+      case "projectRole.insert":
+        db.insert(projectRoles).values(write.row).run();
+        return;
+      case "projectGrant.insert":
+        db.insert(projectGrants).values(write.row).run();
+        return;
+      case "application.insert":
+        db.insert(applications).values(write.row).run();
+        return;
+      case "application.rename":
+        db.update(applications).set({ name: write.name, nameKey: write.nameKey }).where(eq(applications.id, write.id)).run();
+        return;
+      case "identityProvider.insert":
+        db.insert(identityProviders).values(write.row).run();
+        return;
+      case "identityProvider.replace":
+        db.update(identityProviders).set(write.fields).where(eq(identityProviders.id, write.id)).run();
+        return;
+      case "user.emailChange":
+        db.update(users).set({ email: write.email, emailKey: write.emailKey, emailVerified: write.verified }).where(eq(users.id, write.id)).run();
+        return;
+      case "user.emailVerified":
+        db.update(users)
+          .set({ emailVerified: true, ...(write.activate ? { state: "active" as const } : {}) })
+          .where(eq(users.id, write.id))
+          .run();
+        return;
+      case "userIdpLink.insert":
+        db.insert(userIdpLinks).values(write.row).run();
+        return;
+      case "code.replace":
+        // One pending code per user and kind: the new one voids the old.
+        db.delete(oneTimeCodes).where(and(eq(oneTimeCodes.userId, write.row.userId), eq(oneTimeCodes.kind, write.row.kind))).run();
+        db.insert(oneTimeCodes).values(write.row).run();
+        return;
+      case "code.attempt":
+        db.update(oneTimeCodes).set({ attempts: write.attempts }).where(eq(oneTimeCodes.id, write.id)).run();
+        return;
+      case "code.use":
+        db.update(oneTimeCodes).set({ usedAt: write.at }).where(eq(oneTimeCodes.id, write.id)).run();
+        return;
+      case "outbox.insert":
+        db.insert(outbox).values(write.row).run();
+        return;
+      case "passwordPolicy.insert":
+        db.insert(passwordPolicies).values(write.row).run();
+        return;
+    }
+  };
+}
