@@ -58,6 +58,7 @@ describe("bootstrap", () => {
     const { events } = await clients.client(EventService, "connect-json-http1", { token: server.adminToken }).listEvents({});
     expect(events.map((e) => e.eventType)).toEqual([
       "instance.added",
+      "instance.password_policy.added",
       "org.added",
       "user.machine.added",
       "instance.member.added",

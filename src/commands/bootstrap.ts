@@ -1,5 +1,6 @@
 import type { Deps } from "../context.js";
 import { uniquenessKey } from "../domain/names.js";
+import { DEFAULT_PASSWORD_POLICY } from "../domain/password-policy.js";
 import type { IssuedToken } from "../domain/token.js";
 import { SYSTEM_ACTOR } from "../events/event.js";
 import { EventType } from "../events/types.js";
@@ -53,6 +54,7 @@ export async function bootstrapInstance(deps: Deps, input: BootstrapInput) {
       },
       membership(instanceMembershipId, "instance", instanceId, "IAM_OWNER"),
       membership(orgMembershipId, "org", organizationId, "ORG_OWNER"),
+      { kind: "passwordPolicy.insert", row: { instanceId, ...DEFAULT_PASSWORD_POLICY } },
       {
         kind: "token.insert",
         row: { id: input.adminToken.tokenId, userId: adminUserId, secretHash: input.adminToken.secretHash, expiresAt: null, createdAt: at.getTime() },
@@ -60,6 +62,13 @@ export async function bootstrapInstance(deps: Deps, input: BootstrapInput) {
     ],
     events: [
       { aggregateType: "instance", aggregateId: instanceId, type: EventType.instanceAdded, payload: { name: input.instanceName }, resourceOwner: instanceId },
+      {
+        aggregateType: "instance",
+        aggregateId: instanceId,
+        type: EventType.passwordPolicyAdded,
+        payload: { ...DEFAULT_PASSWORD_POLICY },
+        resourceOwner: instanceId,
+      },
       { aggregateType: "org", aggregateId: organizationId, type: EventType.orgAdded, payload: { name: input.organizationName }, resourceOwner: organizationId },
       {
         aggregateType: "user",

@@ -1,14 +1,43 @@
 import { selectOrganization } from "../access/select-organization.js";
 import type { Caller, Deps } from "../context.js";
 import { authorize } from "../domain/authorization.js";
+import { emailKey } from "../domain/contact.js";
 import { notFound } from "../domain/errors.js";
+import { uniquenessKey } from "../domain/names.js";
+import { decodeSequenceToken, encodeSequenceToken } from "./events.js";
 import { readDetails } from "./details.js";
 
-/** Reads a user of the selected organization; users may always read themselves. */
+/** Reads a user of the selected organization, with its IDP links; users may always read themselves. */
 export async function getUser(deps: Deps, caller: Caller, userId: string) {
   const organization = await selectOrganization(deps, caller);
   if (userId !== caller.principal.userId) authorize(caller.principal, "user.read", { orgId: organization.id });
   const user = await deps.store.findUserById(userId);
   if (!user || user.orgId !== organization.id) throw notFound("user.not_found", "the user does not exist", { userId });
-  return { user, details: await readDetails(deps.store, "user", user.id) };
+  const [idpLinks, details] = await Promise.all([deps.store.listIdpLinksOfUser(user.id), readDetails(deps.store, "user", user.id)]);
+  return { user, idpLinks, details };
+}
+
+const DEFAULT_PAGE_SIZE = 100;
+
+/** Users of the selected organization in creation order; exact, case-insensitive filters. */
+export async function listUsers(deps: Deps, caller: Caller, input: { pageSize: number; pageToken: string; userName: string; email: string }) {
+  const organization = await selectOrganization(deps, caller);
+  authorize(caller.principal, "user.read", { orgId: organization.id });
+  const filter = {
+    orgId: organization.id,
+    ...(input.userName ? { userNameKey: uniquenessKey(input.userName) } : {}),
+    ...(input.email ? { emailKey: emailKey(input.email.trim()) } : {}),
+  };
+  const after = decodeSequenceToken(input.pageToken);
+  const limit = input.pageSize || DEFAULT_PAGE_SIZE;
+  const [rows, total] = await Promise.all([
+    deps.store.listUsers({ ...filter, ...(after !== undefined ? { afterPosition: after } : {}), limit: limit + 1 }),
+    deps.store.countUsers(filter),
+  ]);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  const users = await Promise.all(
+    page.map(async ({ row }) => ({ user: row, idpLinks: await deps.store.listIdpLinksOfUser(row.id), details: await readDetails(deps.store, "user", row.id) })),
+  );
+  return { users, total, nextPageToken: rows.length > limit && last ? encodeSequenceToken(last.position) : "" };
 }

@@ -78,6 +78,9 @@ export function createSqliteWrites(db: GatehouseDb) {
         db.delete(oneTimeCodes).where(and(eq(oneTimeCodes.userId, write.row.userId), eq(oneTimeCodes.kind, write.row.kind))).run();
         db.insert(oneTimeCodes).values(write.row).run();
         return;
+      case "code.void":
+        db.delete(oneTimeCodes).where(and(eq(oneTimeCodes.userId, write.userId), eq(oneTimeCodes.kind, write.codeKind))).run();
+        return;
       case "code.attempt":
         db.update(oneTimeCodes).set({ attempts: write.attempts }).where(eq(oneTimeCodes.id, write.id)).run();
         return;

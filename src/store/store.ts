@@ -29,6 +29,7 @@ export type RowWrite =
   | { kind: "user.emailVerified"; id: string; activate: boolean }
   | { kind: "userIdpLink.insert"; row: UserIdpLinkRow }
   | { kind: "code.replace"; row: OneTimeCodeRow }
+  | { kind: "code.void"; userId: string; codeKind: OneTimeCodeRow["kind"] }
   | { kind: "code.attempt"; id: string; attempts: number }
   | { kind: "code.use"; id: string; at: number }
   | { kind: "outbox.insert"; row: OutboxRow }

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
+import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { PROTOCOLS } from "../support/clients.js";
 import { failure } from "../support/errors.js";
@@ -51,8 +52,8 @@ describe.each(PROTOCOLS)("every implemented RPC over %s on the one port", (proto
   });
 
   it("answers unimplemented for RPCs later work implements", async () => {
-    const users = t.clients.client(UserService, protocol, as(t.server.adminToken));
-    const error = await failure(users.resendEmailCode({ userId: "x" }));
+    const smtp = t.clients.client(SmtpService, protocol, as(t.server.adminToken));
+    const error = await failure(smtp.getSmtpConfig({}));
     expect(error.code).toBe(Code.Unimplemented);
     expect(error.reason).toBe("rpc.unimplemented");
   });

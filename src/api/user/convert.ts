@@ -1,13 +1,32 @@
 import { create } from "@bufbuild/protobuf";
 import { type User, UserSchema, UserState } from "../../../gen/gatehouse/admin/v1/user_pb.js";
 import type { Details } from "../../events/details.js";
-import type { UserRow } from "../../store/rows.js";
+import type { UserIdpLinkRow, UserRow } from "../../store/rows.js";
 import { toDetailsMessage } from "../convert.js";
 
 const stateOf: Record<UserRow["state"], UserState> = { active: UserState.ACTIVE, initial: UserState.INITIAL };
 
-/** A stored user → the `User` message; secrets are not on the row, so they cannot leak from here. */
-export function toUserMessage(user: UserRow, details: Details): User {
+function humanOf(user: UserRow, idpLinks: UserIdpLinkRow[]) {
+  return {
+    profile: {
+      firstName: user.firstName ?? "",
+      lastName: user.lastName ?? "",
+      nickName: user.nickName ?? "",
+      displayName: user.displayName ?? "",
+      preferredLanguage: user.preferredLanguage ?? "",
+      gender: user.gender ?? 0,
+    },
+    email: { email: user.email ?? "", isEmailVerified: user.emailVerified ?? false },
+    ...(user.phone ? { phone: { phone: user.phone, isPhoneVerified: user.phoneVerified ?? false } } : {}),
+    idpLinks: idpLinks.map((link) => ({ configId: link.idpId, externalUserId: link.externalUserId, displayName: link.displayName })),
+    hasPassword: user.passwordHash !== null,
+    passwordChangeRequired: user.passwordChangeRequired ?? false,
+    otpConfigured: user.otpSecretSealed !== null,
+  };
+}
+
+/** A stored user → the `User` message. Hashes and sealed secrets are read as booleans only. */
+export function toUserMessage(user: UserRow, idpLinks: UserIdpLinkRow[], details: Details): User {
   return create(UserSchema, {
     userId: user.id,
     details: toDetailsMessage(details),
@@ -16,6 +35,6 @@ export function toUserMessage(user: UserRow, details: Details): User {
     type:
       user.type === "machine"
         ? { case: "machine", value: { name: user.machineName ?? "", description: user.machineDescription ?? "" } }
-        : { case: undefined },
+        : { case: "human", value: humanOf(user, idpLinks) },
   });
 }

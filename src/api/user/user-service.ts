@@ -1,32 +1,68 @@
+import { create } from "@bufbuild/protobuf";
+import { DurationSchema } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { UserService } from "../../../gen/gatehouse/admin/v1/user_pb.js";
+import { resendEmailCode, setEmail, verifyEmail } from "../../commands/email-verification.js";
+import { createHumanUser } from "../../commands/human-user.js";
 import { addPersonalAccessToken, createMachineUser } from "../../commands/user.js";
 import type { Deps } from "../../context.js";
-import { getUser } from "../../queries/user.js";
+import { getUser, listUsers } from "../../queries/user.js";
 import { callerOf } from "../caller.js";
 import { optionalDate, toDetailsMessage } from "../convert.js";
 import { toUserMessage } from "./convert.js";
 
-export function createUserService(deps: Deps): Partial<ServiceImpl<typeof UserService>> {
+export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
   return {
-    async createMachineUser(request, context) {
-      const { userId, details } = await createMachineUser(deps, callerOf(context), {
+    async createHumanUser(request, context) {
+      const result = await createHumanUser(deps, callerOf(context), {
         userName: request.userName,
-        name: request.name,
-        description: request.description,
+        profile: request.profile!,
+        email: request.email!,
+        ...(request.phone ? { phone: request.phone } : {}),
+        password: request.password,
+        ...(request.hashedPassword ? { hashedPassword: request.hashedPassword.value } : {}),
+        passwordChangeRequired: request.passwordChangeRequired,
+        requestPasswordlessRegistration: request.requestPasswordlessRegistration,
+        otpCode: request.otpCode,
+        idps: request.idps,
       });
+      const expiration = result.passwordless && create(DurationSchema, { seconds: BigInt(result.passwordless.expiresInSeconds) });
+      return {
+        userId: result.userId,
+        details: toDetailsMessage(result.details),
+        ...(result.passwordless ? { passwordlessRegistration: { link: result.passwordless.link, lifetime: expiration, expiration } } : {}),
+      };
+    },
+    async verifyEmail(request, context) {
+      const { details } = await verifyEmail(deps, callerOf(context), request);
+      return { details: toDetailsMessage(details) };
+    },
+    async createMachineUser(request, context) {
+      const { userId, details } = await createMachineUser(deps, callerOf(context), request);
       return { userId, details: toDetailsMessage(details) };
     },
     async getUser(request, context) {
-      const { user, details } = await getUser(deps, callerOf(context), request.userId);
-      return { user: toUserMessage(user, details) };
+      const { user, idpLinks, details } = await getUser(deps, callerOf(context), request.userId);
+      return { user: toUserMessage(user, idpLinks, details) };
+    },
+    async listUsers(request, context) {
+      const page = await listUsers(deps, callerOf(context), request);
+      return {
+        details: { totalResult: BigInt(page.total), nextPageToken: page.nextPageToken },
+        users: page.users.map(({ user, idpLinks, details }) => toUserMessage(user, idpLinks, details)),
+      };
+    },
+    async setEmail(request, context) {
+      const { details, verificationCode } = await setEmail(deps, callerOf(context), request);
+      return { details: toDetailsMessage(details), verificationCode };
+    },
+    async resendEmailCode(request, context) {
+      const { details, verificationCode } = await resendEmailCode(deps, callerOf(context), request);
+      return { details: toDetailsMessage(details), verificationCode };
     },
     async addPersonalAccessToken(request, context) {
       const expirationDate = optionalDate(request.expirationDate);
-      const result = await addPersonalAccessToken(deps, callerOf(context), {
-        userId: request.userId,
-        ...(expirationDate ? { expirationDate } : {}),
-      });
+      const result = await addPersonalAccessToken(deps, callerOf(context), { userId: request.userId, ...(expirationDate ? { expirationDate } : {}) });
       return { tokenId: result.tokenId, token: result.token, details: toDetailsMessage(result.details) };
     },
   };

@@ -1,0 +1,31 @@
+import type { Deps } from "../context.js";
+import { CODE_RULES, type CodeKind, codeDigest, generateCode } from "../domain/codes.js";
+import type { NewEvent } from "../events/event.js";
+import { EventType } from "../events/types.js";
+import type { RowWrite } from "../store/store.js";
+
+export interface IssuedCode {
+  id: string;
+  code: string;
+  expiresAt: Date;
+  write: RowWrite;
+  event: NewEvent;
+}
+
+/** A new code of `kind` for a user: the row (digest only; it replaces the previous one) and its event. */
+export function issueCode(deps: Deps, user: { id: string; orgId: string }, kind: CodeKind, at: Date): IssuedCode {
+  const id = deps.ids.next();
+  const code = generateCode(kind);
+  const expiresAt = new Date(at.getTime() + CODE_RULES[kind].lifetimeMs);
+  return {
+    id,
+    code,
+    expiresAt,
+    write: {
+      kind: "code.replace",
+      row: { id, userId: user.id, kind, digest: codeDigest(deps.masterKey, kind, id, code), expiresAt: expiresAt.getTime(), attempts: 0, usedAt: null },
+    },
+    // The code itself never enters the log.
+    event: { aggregateType: "user", aggregateId: user.id, type: EventType.userCodeAdded, payload: { kind, codeId: id, expiresAt: expiresAt.toISOString() }, resourceOwner: user.orgId },
+  };
+}

@@ -1,0 +1,22 @@
+/**
+ * The initial-state rule of API.md. A user without IDP links starts INITIAL when the email is
+ * unverified or it has no way to sign in yet (no password, imported hash or passwordless
+ * registration), and then gets an initialization mail — with an email code when the email is
+ * unverified and a set-password link when there is no password. A user with IDP links signs in
+ * there: it starts ACTIVE and gets a verification mail only when its email is unverified.
+ */
+export interface InitialSetup {
+  state: "active" | "initial";
+  mail: "initialization" | "verification" | "none";
+  emailCode: boolean;
+  initCode: boolean;
+}
+
+export function initialSetup(input: { hasIdpLinks: boolean; emailVerified: boolean; hasPassword: boolean; passwordless: boolean }): InitialSetup {
+  if (input.hasIdpLinks) {
+    return { state: "active", mail: input.emailVerified ? "none" : "verification", emailCode: !input.emailVerified, initCode: false };
+  }
+  const initial = !input.emailVerified || (!input.hasPassword && !input.passwordless);
+  if (!initial) return { state: "active", mail: "none", emailCode: false, initCode: false };
+  return { state: "initial", mail: "initialization", emailCode: !input.emailVerified, initCode: !input.hasPassword };
+}
