@@ -2,7 +2,7 @@ import { selectOrganization } from "../access/select-organization.js";
 import type { Caller, Deps } from "../context.js";
 import { commitAs } from "./commit-as.js";
 import { authorize } from "../domain/authorization.js";
-import { failedPrecondition, invalidArgument, notFound } from "../domain/errors.js";
+import { invalidArgument, notFound } from "../domain/errors.js";
 import { checkUserName, uniquenessKey } from "../domain/names.js";
 import { issueToken } from "../domain/token.js";
 import { detailsOfChange, detailsOfCreate } from "../events/details.js";
@@ -48,7 +48,6 @@ export async function addPersonalAccessToken(deps: Deps, caller: Caller, input: 
   authorize(caller.principal, "user.write", { orgId: organization.id });
   const user = await deps.store.findUserById(input.userId);
   if (!user || user.orgId !== organization.id) throw notFound("user.not_found", "the user does not exist", { userId: input.userId });
-  if (user.type !== "machine") throw failedPrecondition("user.not_machine", "only machine users hold personal access tokens");
   const at = deps.clock.now();
   if (input.expirationDate && input.expirationDate.getTime() <= at.getTime()) {
     throw invalidArgument("token.expiration_past", "the expiration date must be in the future", [

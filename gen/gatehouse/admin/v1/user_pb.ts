@@ -833,7 +833,7 @@ export const ResendEmailCodeResponseSchema: GenMessage<ResendEmailCodeResponse> 
  */
 export type AddPersonalAccessTokenRequest = Message<"gatehouse.admin.v1.AddPersonalAccessTokenRequest"> & {
   /**
-   * Id of a machine user of the selected organization.
+   * Id of a user of the selected organization.
    *
    * @generated from field: string user_id = 1;
    */
@@ -993,9 +993,10 @@ export const UserService: GenService<{
    *
    * Allowed for the user themself, or a caller with `user.write` in the user's organization; others get
    * permission_denied (403). Every attempt, failed or not, is recorded as an event.
-   * Errors: not_found (`user.not_found`, 404), invalid_argument (`email_code.invalid` for a wrong or used
-   * code, `email_code.expired`), failed_precondition (`email_code.exhausted` after five wrong attempts,
-   * `email.already_verified` when no code is pending and the email is verified).
+   * Errors: not_found (`user.not_found`, 404), invalid_argument (`email_code.invalid` for a wrong code, or
+   * when no code is pending and the email is unverified; `email_code.expired`), failed_precondition
+   * (`email_code.exhausted` after five wrong attempts, even for the right code; `email.already_verified`
+   * when no code is pending — e.g. a code used already — and the email is verified).
    * The response `details` carry no `creation_date`; `resource_owner` is the user's organization.
    *
    * @generated from rpc gatehouse.admin.v1.UserService.VerifyEmail
@@ -1066,10 +1067,10 @@ export const UserService: GenService<{
     output: typeof ResendEmailCodeResponseSchema;
   },
   /**
-   * Creates a personal access token for a machine user. The token is returned once and stored only as a hash.
-   * Needs `user.write` in the selected organization.
-   * Errors: not_found (`user.not_found`), failed_precondition (`user.not_machine`: only machine users
-   * hold tokens), invalid_argument (`token.expiration_past` for an expiration date not in the future).
+   * Creates a personal access token for a user (machine or human). The token is returned once and
+   * stored only as a hash. Needs `user.write` in the selected organization.
+   * Errors: not_found (`user.not_found`), invalid_argument (`token.expiration_past` for an expiration
+   * date not in the future).
    *
    * @generated from rpc gatehouse.admin.v1.UserService.AddPersonalAccessToken
    */
