@@ -137,6 +137,18 @@ describe("CreateHumanUser rules", () => {
     for (const fixture of fixtures.hashes) expect(t.server.logs.text).not.toContain(fixture.hash.slice(-20));
   });
 
+  it("stores password_change_required as given and shows the profile, never a secret", async () => {
+    const { userId } = await users().createHumanUser(
+      human({ profile: { firstName: "Ada", lastName: "Lovelace", nickName: "Countess", preferredLanguage: "en", gender: 1 }, password: "Sup3r-secret!", passwordChangeRequired: true }),
+    );
+    const { user } = await users().getUser({ userId });
+    expect(user?.type).toMatchObject({
+      case: "human",
+      value: { profile: { nickName: "Countess", displayName: "Ada Lovelace", preferredLanguage: "en", gender: 1 }, hasPassword: true, passwordChangeRequired: true, otpConfigured: false },
+    });
+    expect(text(user)).not.toMatch(/argon2|Sup3r/);
+  });
+
   it("rejects unsupported and malformed hashes on hashed_password.value", async () => {
     const unsupported = await failure(users().createHumanUser(human({ hashedPassword: { value: "{SSHA}abc" } })));
     expect(unsupported).toMatchObject({ code: Code.InvalidArgument, reason: "hashed_password.unsupported", fields: ["hashed_password.value"] });
@@ -195,6 +207,7 @@ describe("initial state, mails and events", () => {
     ["unverified email, password", { password: "Sup3r-secret!" }, UserState.INITIAL, "user.initialization", { emailCode: true, setPassword: false }],
     ["unverified email, no password", {}, UserState.INITIAL, "user.initialization", { emailCode: true, setPassword: true }],
     ["verified email, password", { password: "Sup3r-secret!", verified: true } as never, UserState.ACTIVE, undefined, { emailCode: false, setPassword: false }],
+    ["unverified email, imported hash", { hashedPassword: { value: fixtures.hashes[3]!.hash } }, UserState.INITIAL, "user.initialization", { emailCode: true, setPassword: false }],
     ["verified email, imported hash", { hashedPassword: { value: fixtures.hashes[3]!.hash }, verified: true } as never, UserState.ACTIVE, undefined, { emailCode: false, setPassword: false }],
     ["verified email, no password", { verified: true } as never, UserState.INITIAL, "user.initialization", { emailCode: false, setPassword: true }],
     ["verified email, passwordless", { requestPasswordlessRegistration: true, verified: true } as never, UserState.ACTIVE, undefined, { emailCode: false, setPassword: false }],
