@@ -41,23 +41,25 @@ export async function verifyEmail(deps: Deps, caller: Caller, input: { userId: s
   const verdict = checkCode(deps.masterKey, code, input.verificationCode, at);
   switch (verdict) {
     case "ok": {
-      const events = await commitAs(
+      const events = await claimed(deps, caller, user, () => commitAs(
         deps,
         caller,
         {
           writes: [
+            { kind: "code.claimAttempt", id: code.id, max: MAX_CODE_ATTEMPTS },
             { kind: "code.use", id: code.id, at: at.getTime() },
             { kind: "user.emailVerified", id: user.id, activate: user.state === "initial" && user.passwordHash !== null },
           ],
           events: [{ aggregateType: "user", aggregateId: user.id, type: EventType.userEmailVerified, payload: { email: user.email, codeId: code.id }, resourceOwner: user.orgId }],
         },
         at,
-      );
+      ));
       return { details: attemptDetails(events) };
     }
     case "invalid": {
-      const attempts = code.attempts + 1;
-      return failed("invalid", [{ kind: "code.attempt", id: code.id, attempts }], invalidArgument("email_code.invalid", "the code is not valid", [], { attemptsLeft: String(Math.max(0, MAX_CODE_ATTEMPTS - attempts)) }));
+      const attemptsLeft = String(Math.max(0, MAX_CODE_ATTEMPTS - code.attempts - 1));
+      const error = invalidArgument("email_code.invalid", "the code is not valid", [], { attemptsLeft });
+      return claimed(deps, caller, user, () => failed("invalid", [{ kind: "code.claimAttempt", id: code.id, max: MAX_CODE_ATTEMPTS }], error));
     }
     case "used":
       return failed("used", [], invalidArgument("email_code.invalid", "the code is not valid"));
@@ -68,7 +70,21 @@ export async function verifyEmail(deps: Deps, caller: Caller, input: { userId: s
   }
 }
 
-/** Records a failed attempt (and its counter) as an event, then answers with `error`. */
+/**
+ * Runs a commit that claims an attempt on the code. When a concurrent request used the code up or
+ * made the last allowed attempt first, the claim fails and the commit is rolled back; the attempt
+ * is then recorded as exhausted.
+ */
+async function claimed<T>(deps: Deps, caller: Caller, user: UserRow, commit: () => Promise<T>): Promise<T> {
+  try {
+    return await commit();
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.reason !== "store.condition_failed") throw error;
+    return recordFailure(deps, caller, user, "exhausted", [], failedPrecondition("email_code.exhausted", "too many attempts; request a new code"));
+  }
+}
+
+/** Records a failed attempt as an event (with its writes), then answers with `error`. */
 async function recordFailure(deps: Deps, caller: Caller, user: UserRow, outcome: string, writes: RowWrite[], error: DomainError): Promise<never> {
   await commitAs(deps, caller, {
     writes,

@@ -24,6 +24,9 @@ const uniqueViolations: Record<string, () => DomainError> = {
     new DomainError("aborted", "store.concurrent_write", "the object was changed concurrently; retry"),
 };
 
+/** A conditional write found its condition false; the commit is rolled back. */
+export const conditionFailed = (message: string) => new DomainError("aborted", "store.condition_failed", message);
+
 interface SqliteLikeError {
   code?: unknown;
   message?: unknown;

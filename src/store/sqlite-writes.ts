@@ -1,4 +1,5 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull, lt, sql } from "drizzle-orm";
+import { conditionFailed } from "./db-errors.js";
 import type { GatehouseDb } from "./db.js";
 import {
   applications,
@@ -81,9 +82,15 @@ export function createSqliteWrites(db: GatehouseDb) {
       case "code.void":
         db.delete(oneTimeCodes).where(and(eq(oneTimeCodes.userId, write.userId), eq(oneTimeCodes.kind, write.codeKind))).run();
         return;
-      case "code.attempt":
-        db.update(oneTimeCodes).set({ attempts: write.attempts }).where(eq(oneTimeCodes.id, write.id)).run();
+      case "code.claimAttempt": {
+        const claimed = db
+          .update(oneTimeCodes)
+          .set({ attempts: sql`${oneTimeCodes.attempts} + 1` })
+          .where(and(eq(oneTimeCodes.id, write.id), isNull(oneTimeCodes.usedAt), lt(oneTimeCodes.attempts, write.max)))
+          .run();
+        if (claimed.changes === 0) throw conditionFailed("the code is used up or void");
         return;
+      }
       case "code.use":
         db.update(oneTimeCodes).set({ usedAt: write.at }).where(eq(oneTimeCodes.id, write.id)).run();
         return;

@@ -30,7 +30,12 @@ export type RowWrite =
   | { kind: "userIdpLink.insert"; row: UserIdpLinkRow }
   | { kind: "code.replace"; row: OneTimeCodeRow }
   | { kind: "code.void"; userId: string; codeKind: OneTimeCodeRow["kind"] }
-  | { kind: "code.attempt"; id: string; attempts: number }
+  /**
+   * Counts one attempt on a code, atomically: only while it is unused and has fewer than `max`
+   * attempts. When it has not, the whole commit fails with `store.condition_failed`, so concurrent
+   * requests can never make more attempts than allowed.
+   */
+  | { kind: "code.claimAttempt"; id: string; max: number }
   | { kind: "code.use"; id: string; at: number }
   | { kind: "outbox.insert"; row: OutboxRow }
   | { kind: "passwordPolicy.insert"; row: PasswordPolicyRow }

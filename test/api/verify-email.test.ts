@@ -97,6 +97,21 @@ describe.each(PROTOCOLS)("VerifyEmail (SPEC 4.6) over %s", (protocol) => {
   });
 });
 
+describe("VerifyEmail under concurrent guessing", () => {
+  it("never allows more than five wrong attempts, however many arrive at once", async () => {
+    const { userId, code } = await newUser();
+    const guesses = Array.from({ length: 30 }, (_, i) => `Z${String(i).padStart(5, "0")}`).filter((guess) => guess !== code);
+    await Promise.allSettled(guesses.map((verificationCode) => admin("grpc-h2c").verifyEmail({ userId, verificationCode })));
+    // However the 30 raced, the code is void now: the right code no longer works.
+    expect(await failure(admin().verifyEmail({ userId, verificationCode: code }))).toMatchObject({ code: Code.FailedPrecondition, reason: "email_code.exhausted" });
+    const handle = (await import("better-sqlite3")).default;
+    const db = new handle(`${t.server.dataDir}/gatehouse.db`, { readonly: true });
+    const row = db.prepare("select attempts from one_time_codes where user_id = ? and kind = 'email'").get(userId) as { attempts: number };
+    db.close();
+    expect(row.attempts).toBe(5);
+  });
+});
+
 describe("VerifyEmail status codes", () => {
   const post = (body: object, token = t.server.adminToken) =>
     fetch(`${t.server.url}/gatehouse.admin.v1.UserService/VerifyEmail`, {

@@ -1,0 +1,69 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { issueCode } from "../../src/commands/one-time-code.js";
+import { verifyEmail } from "../../src/commands/email-verification.js";
+import type { Caller, Deps } from "../../src/context.js";
+import { DomainError } from "../../src/domain/errors.js";
+import { createSqliteStore } from "../../src/store/sqlite-store.js";
+import type { Store } from "../../src/store/store.js";
+import { createIdGenerator } from "../../src/support/ids.js";
+import { TestClock } from "../support/server.js";
+
+/**
+ * The Store contract is async: a networked backend answers reads after real I/O, so two requests'
+ * reads and commits interleave. This wraps the real SQLite store so every read takes a few
+ * milliseconds after it read, which makes that interleaving happen here too.
+ */
+function withSlowReads(store: Store): Store {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== "function" || property === "commit") return value;
+      return async (...args: unknown[]) => {
+        // Read now, answer later: what a network round trip does.
+        const result = await (value as (...a: unknown[]) => unknown).apply(target, args);
+        await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 5));
+        return result;
+      };
+    },
+  });
+}
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+describe("VerifyEmail with interleaving requests", () => {
+  it("counts every concurrent wrong attempt: no more than five are ever judged", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gatehouse-race-"));
+    dirs.push(dir);
+    const sqlite = createSqliteStore({ path: join(dir, "db.sqlite"), synchronous: "NORMAL", busyTimeoutMs: 1000 });
+    const clock = new TestClock();
+    const deps: Deps = { store: withSlowReads(sqlite), clock, ids: createIdGenerator(), masterKey: randomBytes(32), externalUrl: "http://localhost" };
+    const at = clock.now();
+    const user = { id: "u1", orgId: "o1" };
+    const code = issueCode(deps, user, "email", at);
+    await sqlite.commit({
+      instanceId: "i1",
+      actor: "test",
+      at,
+      writes: [
+        { kind: "instance.insert", row: { id: "i1", name: "I", defaultOrgId: "o1" } },
+        { kind: "organization.insert", row: { id: "o1", instanceId: "i1", name: "O", nameKey: "o" } },
+        { kind: "user.insert", row: { id: "u1", instanceId: "i1", orgId: "o1", type: "human", state: "initial", userName: "u", userNameKey: "u", email: "u@example.com", emailVerified: false } },
+        code.write,
+      ],
+      events: [],
+    });
+    const caller: Caller = { principal: { userId: "u1", orgId: "o1", instanceId: "i1", tokenId: "t", memberships: [] }, requestedOrgId: undefined };
+    const wrong = Array.from({ length: 25 }, (_, i) => `Z${String(i).padStart(5, "0")}`);
+    const outcomes = await Promise.allSettled([...wrong, code.code].map((verificationCode) => verifyEmail(deps, caller, { userId: "u1", verificationCode })));
+    const reasons = outcomes.map((o) => (o.status === "fulfilled" ? "ok" : (o.reason as DomainError).reason));
+    // Only the first five attempts to reach the store may be judged as wrong codes.
+    expect(reasons.filter((r) => r === "email_code.invalid").length).toBeLessThanOrEqual(5);
+    expect((await sqlite.findCode("u1", "email"))?.attempts).toBeLessThanOrEqual(5);
+    await sqlite.close();
+  });
+});
