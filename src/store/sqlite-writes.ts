@@ -39,7 +39,8 @@ export function createSqliteWrites(db: GatehouseDb) {
         db.insert(memberships).values(write.row).run();
         return;
       case "membership.delete":
-        db.delete(memberships).where(eq(memberships.id, write.id)).run();
+        // Conditional: of two concurrent removals, the second finds nothing and rolls back.
+        if (db.delete(memberships).where(eq(memberships.id, write.id)).run().changes === 0) throw conditionFailed("the membership is gone");
         return;
       case "project.insert":
         db.insert(projects).values(write.row).run();
