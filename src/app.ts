@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import type { DestinationStream } from "pino";
 import { ensureBootstrapped } from "./bootstrap.js";
 import { type Config, dataFiles } from "./config.js";
@@ -8,6 +9,7 @@ import { createDeprecationInterceptor } from "./interceptors/deprecation.js";
 import { createErrorMappingInterceptor } from "./interceptors/error-mapping.js";
 import { createObserveInterceptor } from "./interceptors/observe.js";
 import { createValidationInterceptor } from "./interceptors/validation.js";
+import { createDeliveryWorker } from "./notify/delivery-worker.js";
 import { createRoutes } from "./routes.js";
 import { createServer } from "./server.js";
 import { createSqliteStore } from "./store/sqlite-store.js";
@@ -43,6 +45,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
   const files = dataFiles(config);
   const masterKey = loadOrCreateMasterKey(files.masterKey);
   const store = createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000 });
+  const smtpClient = { timeoutMs: config.mail.smtpTimeoutMs, ...(config.mail.smtpCaFile ? { ca: readFileSync(config.mail.smtpCaFile) } : {}) };
   const deps: Deps = {
     store,
     clock: options.clock ?? systemClock,
@@ -56,7 +59,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     const health = createHealthState();
     const server = createServer({
       config,
-      routes: createRoutes(deps, health),
+      routes: createRoutes(deps, health, smtpClient),
       // Outermost first: every call is observed, deprecated calls are marked, every error is mapped,
       // then the caller is authenticated before the request is validated (unauthenticated callers
       // learn nothing).
@@ -69,7 +72,15 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       ],
       metrics,
     });
+    const worker = createDeliveryWorker(deps, logger, metrics, {
+      pollMs: config.mail.pollMs,
+      maxAttempts: config.mail.maxAttempts,
+      retryBaseMs: config.mail.retryBaseMs,
+      mailDir: files.mailDir,
+      smtp: smtpClient,
+    });
     const { port } = await server.listen(config.port, config.host);
+    worker.start();
     const scheme = config.tls ? "https" : "http";
     const url = `${scheme}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, dataDir: config.dataDir }, "gatehouse listening");
@@ -82,6 +93,8 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       async close() {
         health.setServing(false);
         await server.close(config.shutdownTimeoutMs);
+        // The message being handed to the SMTP server finishes and is recorded before the DB closes.
+        await worker.stop();
         await store.close();
         logger.info("gatehouse stopped");
       },

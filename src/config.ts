@@ -20,6 +20,14 @@ export interface Config {
   requestTimeoutMs: number;
   /** On SIGTERM, how long in-flight calls may take before connections are cut. */
   shutdownTimeoutMs: number;
+  mail: {
+    /** PEM file of extra CAs trusted for SMTP (a private relay's CA). */
+    smtpCaFile?: string;
+    smtpTimeoutMs: number;
+    pollMs: number;
+    maxAttempts: number;
+    retryBaseMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -46,6 +54,11 @@ const settings = {
   headersTimeoutMs: { flag: "headers-timeout-ms", env: "GATEHOUSE_HEADERS_TIMEOUT_MS", fallback: "10000" },
   requestTimeoutMs: { flag: "request-timeout-ms", env: "GATEHOUSE_REQUEST_TIMEOUT_MS", fallback: "60000" },
   shutdownTimeoutMs: { flag: "shutdown-timeout-ms", env: "GATEHOUSE_SHUTDOWN_TIMEOUT_MS", fallback: "15000" },
+  smtpCaFile: { flag: "smtp-ca-file", env: "GATEHOUSE_SMTP_CA_FILE" },
+  smtpTimeoutMs: { flag: "smtp-timeout-ms", env: "GATEHOUSE_SMTP_TIMEOUT_MS", fallback: "10000" },
+  mailPollMs: { flag: "mail-poll-ms", env: "GATEHOUSE_MAIL_POLL_MS", fallback: "1000" },
+  mailMaxAttempts: { flag: "mail-max-attempts", env: "GATEHOUSE_MAIL_MAX_ATTEMPTS", fallback: "10" },
+  mailRetryBaseMs: { flag: "mail-retry-base-ms", env: "GATEHOUSE_MAIL_RETRY_BASE_MS", fallback: "5000" },
 } satisfies Record<string, Setting>;
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -98,6 +111,13 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     headersTimeoutMs: integer(settings.headersTimeoutMs.env, required(settings.headersTimeoutMs), 100, 3_600_000),
     requestTimeoutMs: integer(settings.requestTimeoutMs.env, required(settings.requestTimeoutMs), 100, 3_600_000),
     shutdownTimeoutMs: integer(settings.shutdownTimeoutMs.env, required(settings.shutdownTimeoutMs), 0, 3_600_000),
+    mail: {
+      ...(read(settings.smtpCaFile) ? { smtpCaFile: read(settings.smtpCaFile) } : {}),
+      smtpTimeoutMs: integer(settings.smtpTimeoutMs.env, required(settings.smtpTimeoutMs), 100, 600_000),
+      pollMs: integer(settings.mailPollMs.env, required(settings.mailPollMs), 10, 3_600_000),
+      maxAttempts: integer(settings.mailMaxAttempts.env, required(settings.mailMaxAttempts), 1, 100),
+      retryBaseMs: integer(settings.mailRetryBaseMs.env, required(settings.mailRetryBaseMs), 10, 3_600_000),
+    },
   };
 }
 
@@ -107,5 +127,6 @@ export function dataFiles(config: Pick<Config, "dataDir">) {
     database: join(config.dataDir, "gatehouse.db"),
     masterKey: join(config.dataDir, "master.key"),
     adminToken: join(config.dataDir, "admin.pat"),
+    mailDir: join(config.dataDir, "mail"),
   };
 }

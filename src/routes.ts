@@ -19,8 +19,10 @@ import { createInstanceService } from "./api/instance/instance-service.js";
 import { createOrganizationService } from "./api/organization/organization-service.js";
 import { createProjectService } from "./api/project/project-service.js";
 import { createReflectionService } from "./api/reflection/reflection-service.js";
+import { createSmtpService } from "./api/smtp/smtp-service.js";
 import { createUserService } from "./api/user/user-service.js";
 import type { Deps } from "./context.js";
+import type { SmtpClientOptions } from "./notify/smtp-transport.js";
 
 /** Every service Gatehouse serves. RPCs without an implementation answer `unimplemented`. */
 const services: DescService[] = [
@@ -52,7 +54,7 @@ const servedFiles = [
   file_grpc_reflection_v1alpha_reflection,
 ];
 
-export function createRoutes(deps: Deps, health: HealthState) {
+export function createRoutes(deps: Deps, health: HealthState, smtpClient: SmtpClientOptions) {
   const serviceNames = services.map((s) => s.typeName);
   const reflection = createReflectionService(servedFiles, serviceNames);
   return (router: ConnectRouter) => {
@@ -62,7 +64,7 @@ export function createRoutes(deps: Deps, health: HealthState) {
     router.service(ProjectService, createProjectService(deps));
     router.service(ApplicationService, createApplicationService(deps));
     router.service(IdentityProviderService, createIdentityProviderService(deps));
-    router.service(SmtpService, {});
+    router.service(SmtpService, createSmtpService(deps, smtpClient));
     router.service(EventService, createEventService(deps));
     router.service(Health, createHealthService(health, serviceNames));
     router.service(ReflectionV1, reflection);

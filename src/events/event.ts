@@ -2,7 +2,7 @@
  * Events: what happened, appended to the instance-wide log in the same transaction as the state
  * change. Payloads never carry secrets; commands build them from non-secret fields only.
  */
-export type AggregateType = "instance" | "org" | "user" | "member" | "project" | "project.grant" | "application" | "idp" | "smtp";
+export type AggregateType = "instance" | "org" | "user" | "member" | "project" | "project.grant" | "application" | "idp" | "smtp" | "notification";
 
 /** An event a command wants to append. */
 export interface NewEvent {

@@ -16,6 +16,7 @@ export function newOutboxRow(masterKey: Buffer, input: { id: string; instanceId:
     attempts: 0,
     nextAttemptAt: input.at.getTime(),
     createdAt: input.at.getTime(),
+    copiedAt: null,
   };
 }
 

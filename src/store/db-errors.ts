@@ -20,6 +20,7 @@ const uniqueViolations: Record<string, () => DomainError> = {
     alreadyExists("idp.already_exists", "an identity provider with this name exists in the organization"),
   "user_idp_links.idp_id, user_idp_links.external_user_id": () =>
     alreadyExists("user.idp_link.already_exists", "this external account is linked to another user"),
+  "smtp_configs.instance_id": () => alreadyExists("smtp.already_exists", "the instance has an SMTP configuration; update it instead"),
   "events.aggregate_type, events.aggregate_id, events.aggregate_version": () =>
     new DomainError("aborted", "store.concurrent_write", "the object was changed concurrently; retry"),
 };

@@ -11,6 +11,7 @@ import type {
   outbox,
   passwordPolicies,
   projects,
+  smtpConfigs,
   userIdpLinks,
   users,
 } from "./schema/index.js";
@@ -31,3 +32,4 @@ export type UserIdpLinkRow = typeof userIdpLinks.$inferSelect;
 export type OneTimeCodeRow = typeof oneTimeCodes.$inferSelect;
 export type OutboxRow = typeof outbox.$inferSelect;
 export type PasswordPolicyRow = typeof passwordPolicies.$inferSelect;
+export type SmtpConfigRow = typeof smtpConfigs.$inferSelect;

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, inArray, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, lte, sql } from "drizzle-orm";
 import type { StoredEvent } from "../events/event.js";
 import { toDomainError } from "./db-errors.js";
 import { openSqlite, type SqliteOptions } from "./db.js";
@@ -15,6 +15,7 @@ import {
   projectGrants,
   projectRoles,
   projects,
+  smtpConfigs,
   userIdpLinks,
   users,
 } from "./schema/index.js";
@@ -50,6 +51,14 @@ export function createSqliteStore(options: SqliteOptions): Store {
   const userById = db.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare();
   const membershipsOfUser = db.select().from(memberships).where(eq(memberships.userId, sql.placeholder("userId"))).prepare();
   const orgById = db.select().from(organizations).where(eq(organizations.id, sql.placeholder("id"))).prepare();
+  // Polled by the delivery worker, so prepared too.
+  const dueOutbox = db
+    .select()
+    .from(outbox)
+    .where(and(eq(outbox.status, "pending"), lte(outbox.nextAttemptAt, sql.placeholder("now"))))
+    .orderBy(asc(outbox.nextAttemptAt), asc(sql`rowid`))
+    .limit(sql.placeholder("limit"))
+    .prepare();
 
   return {
     async commit(commit) {
@@ -140,6 +149,12 @@ export function createSqliteStore(options: SqliteOptions): Store {
         .orderBy(asc(sql`rowid`))
         .limit(filter.limit)
         .all();
+    },
+    async listDueOutbox(now, limit) {
+      return dueOutbox.all({ now, limit });
+    },
+    async getSmtpConfig(instanceId) {
+      return db.select().from(smtpConfigs).where(eq(smtpConfigs.instanceId, instanceId)).get();
     },
     async listEvents(filter) {
       return eventLog.list(filter);

@@ -14,6 +14,7 @@ import {
   projectGrants,
   projectRoles,
   projects,
+  smtpConfigs,
   userIdpLinks,
   users,
 } from "./schema/index.js";
@@ -100,6 +101,33 @@ export function createSqliteWrites(db: GatehouseDb) {
         return;
       case "passwordPolicy.insert":
         db.insert(passwordPolicies).values(write.row).run();
+        return;
+      case "smtp.insert":
+        db.insert(smtpConfigs).values(write.row).run();
+        return;
+      case "smtp.update":
+        db.update(smtpConfigs)
+          .set({ ...write.settings, ...(write.dropPassword ? { passwordSealed: null } : {}) })
+          .where(eq(smtpConfigs.instanceId, write.instanceId))
+          .run();
+        return;
+      case "smtp.setPassword":
+        db.update(smtpConfigs).set({ passwordSealed: write.passwordSealed }).where(eq(smtpConfigs.instanceId, write.instanceId)).run();
+        return;
+      case "smtp.delete":
+        db.delete(smtpConfigs).where(eq(smtpConfigs.instanceId, write.instanceId)).run();
+        return;
+      case "outbox.sent":
+        db.update(outbox).set({ status: "sent", attempts: write.attempts }).where(eq(outbox.id, write.id)).run();
+        return;
+      case "outbox.retry":
+        db.update(outbox).set({ attempts: write.attempts, nextAttemptAt: write.nextAttemptAt }).where(eq(outbox.id, write.id)).run();
+        return;
+      case "outbox.failed":
+        db.update(outbox).set({ status: "failed", attempts: write.attempts }).where(eq(outbox.id, write.id)).run();
+        return;
+      case "outbox.copied":
+        db.update(outbox).set({ copiedAt: write.at }).where(eq(outbox.id, write.id)).run();
         return;
     }
   };

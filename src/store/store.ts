@@ -9,6 +9,7 @@ import type {
   OrganizationRow,
   OutboxRow,
   PasswordPolicyRow,
+  SmtpConfigRow,
   ProjectGrantRow,
   ProjectRoleRow,
   ProjectRow,
@@ -39,6 +40,14 @@ export type RowWrite =
   | { kind: "code.use"; id: string; at: number }
   | { kind: "outbox.insert"; row: OutboxRow }
   | { kind: "passwordPolicy.insert"; row: PasswordPolicyRow }
+  | { kind: "smtp.insert"; row: SmtpConfigRow }
+  | { kind: "smtp.update"; instanceId: string; settings: Omit<SmtpConfigRow, "instanceId" | "passwordSealed">; dropPassword: boolean }
+  | { kind: "smtp.setPassword"; instanceId: string; passwordSealed: string }
+  | { kind: "smtp.delete"; instanceId: string }
+  | { kind: "outbox.sent"; id: string; attempts: number }
+  | { kind: "outbox.retry"; id: string; attempts: number; nextAttemptAt: number }
+  | { kind: "outbox.failed"; id: string; attempts: number }
+  | { kind: "outbox.copied"; id: string; at: number }
   | { kind: "token.insert"; row: TokenRow }
   | { kind: "membership.insert"; row: MembershipRow }
   | { kind: "membership.delete"; id: string }
@@ -99,6 +108,9 @@ export interface Store {
   getPasswordPolicy(instanceId: string): Promise<PasswordPolicyRow | undefined>;
   /** Messages of the outbox, oldest first (the delivery worker and tests read them). */
   listOutbox(filter: { status?: OutboxRow["status"]; limit: number }): Promise<OutboxRow[]>;
+  /** Pending messages due at `now`, oldest first. */
+  listDueOutbox(now: number, limit: number): Promise<OutboxRow[]>;
+  getSmtpConfig(instanceId: string): Promise<SmtpConfigRow | undefined>;
   listMembershipsOfUser(userId: string): Promise<MembershipRow[]>;
   findMembership(userId: string, level: MembershipRow["level"], scopeId: string): Promise<MembershipRow | undefined>;
   /** Members of one scope, in the order they were added. */

@@ -6,6 +6,7 @@ export interface Metrics {
   rpcCalls: Counter<"procedure" | "code">;
   rpcDuration: Histogram<"procedure" | "code">;
   deprecatedCalls: Counter<"procedure">;
+  mailDeliveries: Counter<"result">;
 }
 
 export function createMetrics(): Metrics {
@@ -30,6 +31,12 @@ export function createMetrics(): Metrics {
       name: "gatehouse_deprecated_calls_total",
       help: "Calls of deprecated RPCs by procedure; they may be removed in a future version.",
       labelNames: ["procedure"],
+      registers: [registry],
+    }),
+    mailDeliveries: new Counter({
+      name: "gatehouse_mail_deliveries_total",
+      help: "Mail delivery attempts by result: sent, retry (transient failure) or failed (given up).",
+      labelNames: ["result"],
       registers: [registry],
     }),
   };

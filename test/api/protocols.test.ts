@@ -1,12 +1,9 @@
-import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
-import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { PROTOCOLS } from "../support/clients.js";
-import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
 
 const t = useTestServer();
@@ -50,14 +47,8 @@ describe.each(PROTOCOLS)("every implemented RPC over %s on the one port", (proto
     expect(userEvents.map((e) => e.eventType)).toEqual(["user.machine.added", "user.pat.added"]);
     expect(defaultOrganizationId).not.toBe(organizationId);
   });
-
-  it("answers unimplemented for RPCs later work implements", async () => {
-    const smtp = t.clients.client(SmtpService, protocol, as(t.server.adminToken));
-    const error = await failure(smtp.getSmtpConfig({}));
-    expect(error.code).toBe(Code.Unimplemented);
-    expect(error.reason).toBe("rpc.unimplemented");
-  });
 });
+
 
 describe("plain HTTP/1.1 JSON, as curl sends it, on the port that serves gRPC", () => {
   it("answers a Connect unary POST", async () => {

@@ -10,3 +10,4 @@ export * from "./project.js";
 export * from "./code.js";
 export * from "./outbox.js";
 export * from "./password-policy.js";
+export * from "./smtp.js";

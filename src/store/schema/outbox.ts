@@ -18,6 +18,8 @@ export const outbox = sqliteTable(
     attempts: integer("attempts").notNull(),
     nextAttemptAt: integer("next_attempt_at").notNull(),
     createdAt: integer("created_at").notNull(),
+    /** Set once a copy was written to the data directory's mail/ folder (no SMTP configured). */
+    copiedAt: integer("copied_at"),
   },
   (table) => [index("outbox_due").on(table.status, table.nextAttemptAt)],
 );

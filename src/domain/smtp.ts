@@ -1,0 +1,44 @@
+import { isIPv6 } from "node:net";
+import { invalidArgument } from "./errors.js";
+
+/** The instance's SMTP configuration without its (write-only) password. */
+export interface SmtpSettings {
+  senderAddress: string;
+  senderName: string;
+  tls: boolean;
+  host: string;
+  user: string;
+}
+
+export interface SmtpEndpoint {
+  hostname: string;
+  port: number;
+}
+
+const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+
+/** Parses `host` as `name:port` or `[ipv6]:port` with a port from 1 to 65535 (`smtp.host_invalid` otherwise). */
+export function parseSmtpHost(host: string): SmtpEndpoint {
+  const match = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(host);
+  const hostname = match?.[1] ?? match?.[2];
+  const port = Number(match?.[3]);
+  let problem: string | undefined;
+  if (!match || !hostname) problem = "must be name:port or [ipv6]:port";
+  else if (match[1] !== undefined && !isIPv6(hostname)) problem = "the bracketed part must be an IPv6 address";
+  else if (match[2] !== undefined && !HOSTNAME.test(hostname)) problem = "the name is not a valid host name or IPv4 address";
+  else if (!Number.isInteger(port) || port < 1 || port > 65535) problem = "the port must be from 1 to 65535";
+  if (problem) throw invalidArgument("smtp.host_invalid", `host ${problem}`, [{ field: "host", description: problem, rule: "smtp.host_invalid" }]);
+  return { hostname: hostname!, port };
+}
+
+/**
+ * Credentials never follow a configuration to another server: a new host or user drops the stored
+ * password, which must then be set again for the new endpoint.
+ */
+export function dropsPassword(current: SmtpSettings, next: SmtpSettings): boolean {
+  return current.host !== next.host || current.user !== next.user;
+}
+
+export function sameSettings(a: SmtpSettings, b: SmtpSettings): boolean {
+  return a.senderAddress === b.senderAddress && a.senderName === b.senderName && a.tls === b.tls && a.host === b.host && a.user === b.user;
+}

@@ -1,0 +1,98 @@
+import SMTPConnection from "nodemailer/lib/smtp-connection/index.js";
+import type { TLSSocket } from "node:tls";
+import type { SmtpSettings } from "../domain/smtp.js";
+import { renderEml, type SmtpClientOptions, transportOptions } from "./smtp-transport.js";
+
+export interface SmtpTestStep {
+  step: "connect" | "ehlo" | "tls" | "auth" | "mail_from" | "rcpt_to" | "data";
+  ok: boolean;
+  detail: string;
+}
+
+export interface SmtpTestResult {
+  ok: boolean;
+  steps: SmtpTestStep[];
+  tlsVersion: string;
+}
+
+interface SmtpError extends Error {
+  code?: string;
+  command?: string;
+  response?: string;
+}
+
+/** Which step an SMTPConnection error belongs to. */
+function failedStep(error: SmtpError, settings: SmtpSettings): SmtpTestStep["step"] {
+  const command = (error.command ?? "").toUpperCase();
+  if (error.code === "ETLS" || command === "STARTTLS") return "tls";
+  if (error.code === "EAUTH" || command.startsWith("AUTH")) return "auth";
+  if (command === "MAIL FROM") return "mail_from";
+  if (command === "RCPT TO") return "rcpt_to";
+  if (command === "DATA" || command === "." || error.code === "EMESSAGE") return "data";
+  if (command === "EHLO" || command === "HELO") return "ehlo";
+  // A TLS handshake that fails during connect (implicit TLS) is a TLS failure.
+  if (settings.tls && /certificate|ssl|tls|handshake/i.test(error.message)) return "tls";
+  return "connect";
+}
+
+/** The server's words or the error, with the password (and its base64 forms) cut out. */
+function redacted(text: string, password: string | undefined): string {
+  if (!password) return text;
+  const forms = [password, Buffer.from(password).toString("base64")];
+  return forms.reduce((out, form) => out.split(form).join("[redacted]"), text);
+}
+
+/**
+ * Dials a server and sends a test mail, reporting each step: connect, EHLO, TLS (with its version),
+ * AUTH, MAIL FROM, RCPT TO, DATA. Time-limited by the client's timeouts; never reports the password.
+ */
+export async function testSmtp(settings: SmtpSettings, password: string | undefined, client: SmtpClientOptions, receiver: string): Promise<SmtpTestResult> {
+  const steps: SmtpTestStep[] = [];
+  let tlsVersion = "";
+  const options = transportOptions(settings, password, client);
+  const connection = new SMTPConnection({ ...options, name: "gatehouse" } as ConstructorParameters<typeof SMTPConnection>[0]);
+  const pass = (step: SmtpTestStep["step"], detail = "") => steps.push({ step, ok: true, detail });
+  const reached = (step: SmtpTestStep["step"]) => steps.some((s) => s.step === step);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      connection.once("error", reject);
+      connection.connect(() => resolve());
+    });
+    pass("connect", `${options.host}:${options.port}`);
+    pass("ehlo", "accepted");
+    if (connection.secure) {
+      tlsVersion = ((connection as unknown as { _socket?: TLSSocket })._socket?.getProtocol?.() ?? "") || "";
+      pass("tls", tlsVersion);
+    }
+    if (settings.user) {
+      await new Promise<void>((resolve, reject) => connection.login({ user: settings.user, pass: password ?? "" }, (error) => (error ? reject(error) : resolve())));
+      pass("auth", "accepted");
+    }
+    const message = await renderEml({
+      messageId: `<smtp-test-${Date.now()}@gatehouse>`,
+      from: { name: settings.senderName, address: settings.senderAddress },
+      to: receiver,
+      date: new Date(),
+      mail: { subject: "Gatehouse SMTP test", text: "This is a test mail from Gatehouse.", html: "<p>This is a test mail from Gatehouse.</p>" },
+    });
+    const info = await new Promise<{ response?: string }>((resolve, reject) =>
+      connection.send({ from: settings.senderAddress, to: [receiver] }, message, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+    pass("mail_from", "accepted");
+    pass("rcpt_to", "accepted");
+    pass("data", redacted(String(info.response ?? "accepted"), password));
+    return { ok: true, steps, tlsVersion };
+  } catch (thrown) {
+    const error = thrown as SmtpError;
+    const step = failedStep(error, settings);
+    // Steps before the failed one passed (e.g. a RCPT TO failure means connect through MAIL FROM worked).
+    const order: SmtpTestStep["step"][] = ["connect", "ehlo", "tls", "auth", "mail_from", "rcpt_to", "data"];
+    for (const earlier of order.slice(0, order.indexOf(step))) {
+      if (!reached(earlier) && (earlier !== "tls" || settings.tls) && (earlier !== "auth" || settings.user)) pass(earlier, "accepted");
+    }
+    steps.push({ step, ok: false, detail: redacted(error.response || error.message, password) });
+    return { ok: false, steps, tlsVersion };
+  } finally {
+    connection.close();
+  }
+}
