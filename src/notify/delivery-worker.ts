@@ -22,10 +22,15 @@ export interface DeliverySettings {
   smtp: SmtpClientOptions;
 }
 
-/** SMTP replies 5xx are permanent (the server will never accept this message); the rest may pass later. */
+/**
+ * Only a 5xx reply to the message itself (MAIL FROM, RCPT TO, DATA) is permanent: this server will
+ * never take this message. Connection, TLS and AUTH failures are problems of the configuration,
+ * which an operator can fix, so they are retried like outages.
+ */
 const isPermanent = (error: unknown) => {
-  const code = (error as { responseCode?: number }).responseCode;
-  return typeof code === "number" && code >= 500 && code < 600;
+  const { responseCode, code } = error as { responseCode?: number; code?: string };
+  const aboutTheMessage = code === "EENVELOPE" || code === "EMESSAGE";
+  return aboutTheMessage && typeof responseCode === "number" && responseCode >= 500 && responseCode < 600;
 };
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 500);

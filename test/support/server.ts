@@ -10,12 +10,23 @@ import { Clients } from "./clients.js";
 
 /** A clock tests move by hand, to assert dates and expiry exactly. */
 export class TestClock implements Clock {
-  constructor(private current = new Date("2026-01-01T00:00:00.000Z")) {}
+  private offsetMs = 0;
+
+  /**
+   * Frozen at `start` by default. With `followRealTime`, it runs with the machine's clock (still
+   * movable by advance): for background work such as mail retries, which wait for real time.
+   */
+  constructor(
+    private readonly start = new Date("2026-01-01T00:00:00.000Z"),
+    private readonly followRealTime = false,
+  ) {}
+
   now(): Date {
-    return new Date(this.current);
+    return new Date((this.followRealTime ? Date.now() : this.start.getTime()) + this.offsetMs);
   }
+
   advance(ms: number): void {
-    this.current = new Date(this.current.getTime() + ms);
+    this.offsetMs += ms;
   }
 }
 

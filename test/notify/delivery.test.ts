@@ -1,0 +1,224 @@
+import { Code } from "@connectrpc/connect";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
+import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
+import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { Clients } from "../support/clients.js";
+import { failure } from "../support/errors.js";
+import { startTestServer, TestClock, type TestServer } from "../support/server.js";
+import { codeInRaw, makeTestCa, startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
+
+const ca = makeTestCa();
+const mailConfig = { smtpCaFile: ca.caFile, smtpTimeoutMs: 2_000, pollMs: 50, maxAttempts: 6, retryBaseMs: 100 };
+let server: TestServer;
+let clients: Clients;
+const smtpServers: TestSmtpServer[] = [];
+let n = 0;
+
+beforeAll(async () => {
+  server = await startTestServer({ clock: new TestClock(new Date(), true), config: { mail: mailConfig } });
+  clients = new Clients(server.url);
+});
+afterAll(async () => {
+  clients.close();
+  await server?.dispose();
+  await Promise.all(smtpServers.map((s) => s.close()));
+});
+
+const admin = () => ({ token: server.adminToken });
+const smtp = () => clients.client(SmtpService, "connect-json-http1", admin());
+const users = () => clients.client(UserService, "connect-json-http1", admin());
+async function smtpServer(options: Parameters<typeof startSmtpServer>[0]) {
+  const started = await startSmtpServer(options);
+  smtpServers.push(started);
+  return started;
+}
+/** Points the instance's configuration at `host` (creating it the first time). */
+async function useSmtp(settings: { host: string; tls?: boolean; user?: string; password?: string; senderName?: string }) {
+  const config = { senderAddress: "noreply@gatehouse.test", senderName: settings.senderName ?? "Gatehouse Ünïcode", tls: settings.tls ?? false, host: settings.host, user: settings.user ?? "" };
+  const exists = await smtp().getSmtpConfig({}).then(() => true, () => false);
+  if (exists) await smtp().updateSmtpConfig(config);
+  else await smtp().createSmtpConfig(config);
+  if (settings.password) await smtp().setSmtpPassword({ password: settings.password });
+}
+async function createUnverifiedUser(email = `mail-${++n}@example.com`) {
+  const { userId } = await users().createHumanUser({ userName: `mail-${++n}`, profile: { firstName: "Mai", lastName: "Ler" }, email: { email }, password: "Sup3r-secret!" });
+  const { events } = await clients.client(EventService, "connect-json-http1", admin()).listEvents({ aggregateId: userId });
+  const outboxId = String(events.find((e) => e.eventType === "user.notification.queued")?.payload?.outboxId);
+  return { userId, email, outboxId };
+}
+const notificationEvents = async () =>
+  (await clients.client(EventService, "connect-json-http1", admin()).listEvents({ aggregateType: "notification", pageSize: 1000 })).events;
+
+describe("mail delivery from the outbox", () => {
+  it("without an SMTP configuration keeps mails pending and writes a readable .eml copy", async () => {
+    const { email } = await createUnverifiedUser();
+    const mailDir = join(server.dataDir, "mail");
+    const deadline = Date.now() + 5_000;
+    let file: string | undefined;
+    while (!file && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      file = readdirSafe(mailDir).find((name) => readFileSync(join(mailDir, name), "utf8").includes(`To: ${email}`));
+    }
+    expect(file).toBeDefined();
+    expect(codeInRaw(readFileSync(join(mailDir, file!), "utf8"))).toMatch(/^[A-Z0-9]{6}$/);
+  });
+
+  it("delivers the verification code end to end: the mail arrives and VerifyEmail accepts its code", async () => {
+    const relay = await smtpServer({ tls: "none" });
+    await useSmtp({ host: `127.0.0.1:${relay.port}` });
+    const { userId, email } = await createUnverifiedUser();
+    const mail = await relay.waitFor((m) => m.to.includes(email));
+    expect(mail.raw).toMatch(/^From: =\?UTF-8\?[QB]\?.+\?= <noreply@gatehouse\.test>$/m);
+    expect(mail.raw).toMatch(/^Date: /m);
+    expect(mail.raw).toMatch(/^Message-ID: <[^>]+@gatehouse>$/m);
+    expect(mail.raw).toMatch(/Content-Type: text\/html/);
+    const code = codeInRaw(mail.raw);
+    await users().verifyEmail({ userId, verificationCode: code! });
+    const { user } = await users().getUser({ userId });
+    expect(user?.type).toMatchObject({ case: "human", value: { email: { isEmailVerified: true } } });
+  });
+
+  it("uses a saved configuration for the very next mail (SPEC 4.2 rule 1)", async () => {
+    const first = await smtpServer({ tls: "none" });
+    const second = await smtpServer({ tls: "none" });
+    await useSmtp({ host: `127.0.0.1:${first.port}` });
+    const before = await createUnverifiedUser();
+    await first.waitFor((m) => m.to.includes(before.email));
+    await useSmtp({ host: `127.0.0.1:${second.port}` });
+    const after = await createUnverifiedUser();
+    await second.waitFor((m) => m.to.includes(after.email));
+    expect(first.received.some((m) => m.to.includes(after.email))).toBe(false);
+  });
+
+  it("requires TLS when tls is true: STARTTLS with the test CA", async () => {
+    const relay = await smtpServer({ tls: "starttls", certificate: ca });
+    await useSmtp({ host: `localhost:${relay.port}`, tls: true });
+    const { email } = await createUnverifiedUser();
+    expect((await relay.waitFor((m) => m.to.includes(email))).secure).toBe(true);
+  });
+
+  it("requires TLS when tls is true: implicit TLS on port 465", async () => {
+    const relay = await smtpServer({ tls: "implicit", certificate: ca, port: 465 });
+    await useSmtp({ host: `localhost:465`, tls: true });
+    const { email } = await createUnverifiedUser();
+    expect((await relay.waitFor((m) => m.to.includes(email))).secure).toBe(true);
+  });
+
+  it("never sends in clear when TLS is required but the server offers none, and retries until fixed", async () => {
+    const relay = await smtpServer({ tls: "none" });
+    await useSmtp({ host: `127.0.0.1:${relay.port}`, tls: true });
+    const { email, outboxId } = await createUnverifiedUser();
+    const attempt = await waitForEvent((e) => e.aggregateId === outboxId && e.eventType === "notification.attempt.failed");
+    expect(String(attempt.payload?.error)).toMatch(/STARTTLS|TLS/i);
+    expect(relay.received.some((m) => m.to.includes(email))).toBe(false);
+    await useSmtp({ host: `127.0.0.1:${relay.port}`, tls: false });
+    await relay.waitFor((m) => m.to.includes(email));
+  });
+
+  it("authenticates with the saved password; a rejected password is retried until it is fixed", async () => {
+    const relay = await smtpServer({ tls: "starttls", certificate: ca, auth: { user: "mailer", pass: "relay-pass-123" } });
+    await useSmtp({ host: `localhost:${relay.port}`, tls: true, user: "mailer", password: "relay-pass-123" });
+    const ok = await createUnverifiedUser();
+    expect((await relay.waitFor((m) => m.to.includes(ok.email))).user).toBe("mailer");
+    await smtp().setSmtpPassword({ password: "wrong-password" });
+    const { email, outboxId } = await createUnverifiedUser();
+    const attempt = await waitForEvent((e) => e.aggregateId === outboxId && e.eventType === "notification.attempt.failed");
+    expect(String(attempt.payload?.error)).toMatch(/535|Invalid/);
+    await smtp().setSmtpPassword({ password: "relay-pass-123" });
+    await relay.waitFor((m) => m.to.includes(email));
+  });
+
+  it("gives up at once when the server rejects the message itself (5xx to RCPT TO)", async () => {
+    const relay = await smtpServer({ tls: "none", rejectRecipients: ["gone@example.com"] });
+    await useSmtp({ host: `127.0.0.1:${relay.port}` });
+    const { outboxId } = await createUnverifiedUser("gone@example.com");
+    const failed = await waitForEvent((e) => e.aggregateId === outboxId && e.eventType === "notification.failed");
+    expect(failed.payload?.attempt).toBe(1);
+    expect(String(failed.payload?.error)).toMatch(/550/);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    expect(metrics).toMatch(/gatehouse_mail_deliveries_total\{result="failed"\} [1-9]/);
+  });
+
+  it("retries with backoff while the server is down and delivers once it is back", async () => {
+    const probe = await startSmtpServer({ tls: "none" });
+    const port = probe.port;
+    await probe.close();
+    await useSmtp({ host: `127.0.0.1:${port}` });
+    const { email, outboxId } = await createUnverifiedUser();
+    const first = await waitForEvent((e) => e.aggregateId === outboxId && e.eventType === "notification.attempt.failed" && e.payload?.attempt === 1);
+    const second = await waitForEvent((e) => e.aggregateId === outboxId && e.eventType === "notification.attempt.failed" && e.payload?.attempt === 2);
+    expect(Date.parse(String(second.payload?.nextAttemptAt))).toBeGreaterThan(Date.parse(String(first.payload?.nextAttemptAt)));
+    const relay = await smtpServer({ tls: "none", port });
+    await relay.waitFor((m) => m.to.includes(email));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(relay.received.filter((m) => m.to.includes(email))).toHaveLength(1);
+  });
+});
+
+describe("restarts", () => {
+  it("a message pending across a restart is delivered once", async () => {
+    const probe = await startSmtpServer({ tls: "none" });
+    const port = probe.port;
+    await probe.close();
+    const own = await startTestServer({ clock: new TestClock(new Date(), true), config: { mail: { ...mailConfig, retryBaseMs: 50 } } });
+    const ownClients = new Clients(own.url);
+    const token = { token: own.adminToken };
+    await ownClients.client(SmtpService, "grpc-h2c", token).createSmtpConfig({ senderAddress: "a@gatehouse.test", senderName: "G", host: `127.0.0.1:${port}` });
+    await ownClients.client(UserService, "grpc-h2c", token).createHumanUser({ userName: "restart", profile: { firstName: "R", lastName: "S" }, email: { email: "restart@example.com" } });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    ownClients.close();
+    await own.stop();
+
+    const relay = await smtpServer({ tls: "none", port });
+    const again = await startTestServer({ dataDir: own.dataDir, clock: new TestClock(new Date(), true), config: { mail: { ...mailConfig, retryBaseMs: 50 } } });
+    try {
+      await relay.waitFor((m) => m.to.includes("restart@example.com"));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(relay.received.filter((m) => m.to.includes("restart@example.com"))).toHaveLength(1);
+    } finally {
+      await again.dispose();
+    }
+  });
+});
+
+describe("who may configure SMTP", () => {
+  it("answers 404 before creation is done by IAM_OWNER only (403 for others)", async () => {
+    const fresh = await startTestServer();
+    const freshClients = new Clients(fresh.url);
+    try {
+      const client = freshClients.client(SmtpService, "connect-json-http1", { token: fresh.adminToken });
+      const update = { senderAddress: "a@example.com", senderName: "A", host: "mail.example.com:587" };
+      expect(await failure(client.updateSmtpConfig(update))).toMatchObject({ code: Code.NotFound, reason: "smtp.not_found" });
+      const response = await fetch(`${fresh.url}/gatehouse.admin.v1.SmtpService/UpdateSmtpConfig`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${fresh.adminToken}` },
+        body: JSON.stringify(update),
+      });
+      expect(response.status).toBe(404);
+    } finally {
+      freshClients.close();
+      await fresh.dispose();
+    }
+  });
+});
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+async function waitForEvent(match: (event: Awaited<ReturnType<typeof notificationEvents>>[number]) => boolean, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = (await notificationEvents()).find(match);
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error("no matching notification event");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
