@@ -15,10 +15,20 @@ import { commitAs } from "./commit-as.js";
 /** Associated data binding the sealed SMTP password to its instance. */
 export const smtpPasswordContext = (instanceId: string) => `smtp:${instanceId}:password`;
 
-/** Checks and normalizes settings (sender address syntax, host:port). */
-export function checkSmtpSettings(settings: SmtpSettings): SmtpSettings {
-  parseSmtpHost(settings.host);
-  return { ...settings, senderAddress: normalizeEmail(settings.senderAddress, "sender_address") };
+/**
+ * Checks and normalizes settings (sender address syntax, host:port). It copies the five settings by
+ * name: callers pass objects that also hold the password, which must never ride along into rows
+ * or events.
+ */
+export function checkSmtpSettings(input: SmtpSettings): SmtpSettings {
+  parseSmtpHost(input.host);
+  return {
+    senderAddress: normalizeEmail(input.senderAddress, "sender_address"),
+    senderName: input.senderName,
+    tls: input.tls,
+    host: input.host,
+    user: input.user,
+  };
 }
 
 async function existingConfig(deps: Deps, instanceId: string): Promise<SmtpConfigRow> {
