@@ -1,6 +1,5 @@
 import { createContextValues, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
@@ -9,6 +8,8 @@ import type tls from "node:tls";
 import type { Config } from "./config.js";
 import { createHttp1Connections } from "./http1-connections.js";
 import { requestIdKey } from "./interceptors/context-keys.js";
+import { acceptedRequestId } from "./interceptors/request-id.js";
+import { createRestGateway } from "./rest/gateway.js";
 import type { Metrics } from "./support/metrics.js";
 
 /** The first bytes of every cleartext HTTP/2 (prior knowledge) connection. */
@@ -27,13 +28,11 @@ export interface GatehouseServer {
   close(timeoutMs: number): Promise<void>;
 }
 
-/** Keeps a caller's `x-request-id` when it is a plain token (so traces join up), else makes one. */
-function acceptedRequestId(header: string | string[] | undefined): string {
-  return typeof header === "string" && /^[A-Za-z0-9._-]{1,64}$/.test(header) ? header : randomUUID();
-}
-
-/** Answers what is not an RPC: `GET /metrics`, and 404 in the SPEC error-body shape for the rest. */
-function createFallback(metrics: Metrics): NonNullable<Parameters<typeof connectNodeAdapter>[0]["fallback"]> {
+/**
+ * Answers what is not an RPC: REST routes (transcoded to their RPCs), `GET /metrics`, and 404 in the
+ * SPEC error-body shape for the rest.
+ */
+function createFallback(metrics: Metrics, rest: ReturnType<typeof createRestGateway>): NonNullable<Parameters<typeof connectNodeAdapter>[0]["fallback"]> {
   return (req, res) => {
     if (req.method === "GET" && req.url?.split("?")[0] === "/metrics") {
       void metrics.registry.metrics().then((text) => {
@@ -42,8 +41,17 @@ function createFallback(metrics: Metrics): NonNullable<Parameters<typeof connect
       });
       return;
     }
-    res.writeHead(404, { "content-type": "application/json" });
-    res.end(JSON.stringify({ code: 5, message: `no route for ${req.method} ${req.url?.split("?")[0]}`, details: [] }));
+    rest(req, res).then(
+      (handled) => {
+        if (handled) return;
+        res.writeHead(404, { "content-type": "application/json" });
+        res.end(JSON.stringify({ code: 5, message: `no route for ${req.method} ${req.url?.split("?")[0]}`, details: [] }));
+      },
+      () => {
+        res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ code: 13, message: "internal error", details: [] }));
+      },
+    );
   };
 }
 
@@ -60,7 +68,7 @@ export function createServer(options: ServerOptions): GatehouseServer {
     interceptors: options.interceptors,
     readMaxBytes: config.maxRequestBytes,
     contextValues: (req) => createContextValues().set(requestIdKey, acceptedRequestId(req.headers["x-request-id"])),
-    fallback: createFallback(metrics),
+    fallback: createFallback(metrics, createRestGateway({ routes: options.routes, interceptors: options.interceptors, maxRequestBytes: config.maxRequestBytes })),
   });
   const handler = http1Connections.track(connectHandler);
 

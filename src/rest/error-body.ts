@@ -1,0 +1,51 @@
+import { Code } from "@connectrpc/connect";
+
+/** HTTP status of each gRPC code on REST routes (API.md). */
+const STATUS: Record<Code, number> = {
+  [Code.Canceled]: 499,
+  [Code.Unknown]: 500,
+  [Code.InvalidArgument]: 400,
+  [Code.DeadlineExceeded]: 504,
+  [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409,
+  [Code.PermissionDenied]: 403,
+  [Code.ResourceExhausted]: 429,
+  [Code.FailedPrecondition]: 400,
+  [Code.Aborted]: 409,
+  [Code.OutOfRange]: 400,
+  [Code.Unimplemented]: 501,
+  [Code.Internal]: 500,
+  [Code.Unavailable]: 503,
+  [Code.DataLoss]: 500,
+  [Code.Unauthenticated]: 401,
+};
+
+const codeOfName = (name: string): Code =>
+  (Code[name.replace(/(^|_)([a-z])/g, (_m, _u, c: string) => c.toUpperCase()) as keyof typeof Code] as Code | undefined) ?? Code.Unknown;
+
+/** The SPEC section 7 error body: `{code: <int>, message, details: [{"@type": …, …}]}`. */
+export interface SpecErrorBody {
+  code: number;
+  message: string;
+  details: Record<string, unknown>[];
+}
+
+export function specError(code: Code, message: string, details: Record<string, unknown>[] = []): { status: number; body: SpecErrorBody } {
+  return { status: STATUS[code], body: { code, message, details } };
+}
+
+interface ConnectErrorJson {
+  code?: string;
+  message?: string;
+  details?: { type?: string; debug?: Record<string, unknown> }[];
+}
+
+/**
+ * Turns a Connect JSON error (what the shared error mapping produced) into the SPEC body. Details
+ * become proto3-JSON `Any`s: `{"@type": "type.googleapis.com/google.rpc.ErrorInfo", reason, …}`.
+ */
+export function fromConnectError(json: ConnectErrorJson): { status: number; body: SpecErrorBody } {
+  const code = codeOfName(json.code ?? "unknown");
+  const details = (json.details ?? []).map((detail) => ({ "@type": `type.googleapis.com/${detail.type ?? ""}`, ...(detail.debug ?? {}) }));
+  return specError(code, json.message ?? Code[code], details);
+}

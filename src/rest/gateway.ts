@@ -1,0 +1,127 @@
+import { Code, type ConnectRouter, createConnectRouter, createContextValues, type Interceptor } from "@connectrpc/connect";
+import type { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { ServerResponse } from "node:http";
+import { requestIdKey } from "../interceptors/context-keys.js";
+import { acceptedRequestId } from "../interceptors/request-id.js";
+import { fromConnectError, type SpecErrorBody, specError } from "./error-body.js";
+import { jsonNameOf, type RestRoute, restRoutes } from "./http-rules.js";
+
+/** The request and response types of node's http and http2 servers, as connect-node takes them. */
+type NodeHandler = ReturnType<typeof connectNodeAdapter>;
+type Request = Parameters<NodeHandler>[0];
+type Response = Parameters<NodeHandler>[1];
+
+/** Headers a REST caller may send that the RPC sees as well. */
+const FORWARDED = ["authorization", "x-service-orgid", "x-request-id", "user-agent"];
+/** Headers of the inner Connect response that stay inner. */
+const INNER = new Set(["content-type", "content-length", "content-encoding", "connect-protocol-version"]);
+
+class RestInputError extends Error {
+  constructor(readonly error: { status: number; body: SpecErrorBody }) {
+    super(error.body.message);
+  }
+}
+
+function send(res: Response, status: number, body: unknown, headers: Record<string, string> = {}) {
+  (res as ServerResponse).writeHead(status, { ...headers, "content-type": "application/json" });
+  res.end(typeof body === "string" || body instanceof Uint8Array ? body : JSON.stringify(body));
+}
+
+async function readJsonObject(req: Request, maxBytes: number): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw new RestInputError(specError(Code.ResourceExhausted, `request body larger than ${maxBytes} bytes`));
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString("utf8").trim();
+  if (text === "") return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new RestInputError(specError(Code.InvalidArgument, "the body is not valid JSON"));
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new RestInputError(specError(Code.InvalidArgument, "the body must be a JSON object"));
+  return value as Record<string, unknown>;
+}
+
+/** The RPC's JSON request: the body, then query parameters, then path parameters (which win). */
+async function requestJson(route: RestRoute, req: Request, url: URL, maxBytes: number): Promise<Record<string, unknown>> {
+  const input = route.handler.method.input;
+  const json = route.body === "*" ? await readJsonObject(req, maxBytes) : {};
+  for (const key of new Set(url.searchParams.keys())) {
+    if (route.body === "*") break;
+    const values = url.searchParams.getAll(key);
+    const field = input.fields.find((f) => f.name === key || f.jsonName === key);
+    json[field?.jsonName ?? key] = field?.fieldKind === "list" ? values : values[0];
+  }
+  const params = route.pattern.exec(url.pathname)?.groups ?? {};
+  for (const field of route.pathFields) json[jsonNameOf(input, field)] = decodeURIComponent(params[field] ?? "");
+  return json;
+}
+
+async function collect(body: AsyncIterable<Uint8Array> | undefined): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  if (body) for await (const chunk of body) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+/**
+ * REST transcoding of every RPC with a google.api.http annotation. A REST call becomes a Connect
+ * JSON call of the same RPC on a router with the same routes and interceptors — validation,
+ * authentication, error mapping and logging are the RPC's, not a second implementation. Errors
+ * come back in the SPEC section 7 body with the API.md status mapping.
+ */
+export function createRestGateway(options: { routes: (router: ConnectRouter) => void; interceptors: Interceptor[]; maxRequestBytes: number }) {
+  const router = createConnectRouter({ interceptors: options.interceptors });
+  options.routes(router);
+  const routes = restRoutes(router.handlers);
+
+  /** Handles the request when a REST route's path matches; returns false otherwise. */
+  return async function handleRest(req: Request, res: Response): Promise<boolean> {
+    const url = new URL(req.url ?? "/", "http://gatehouse.invalid");
+    const candidates = routes.filter((route) => route.pattern.test(url.pathname));
+    if (candidates.length === 0) return false;
+    const route = candidates.find((candidate) => candidate.httpMethod === req.method);
+    if (!route) {
+      const allow = [...new Set(candidates.map((c) => c.httpMethod))].join(", ");
+      send(res, 405, { code: Code.Unimplemented, message: `method ${req.method} not allowed; allowed: ${allow}`, details: [] }, { allow });
+      return true;
+    }
+    try {
+      const body = await requestJson(route, req, url, options.maxRequestBytes);
+      const header = new Headers({ "content-type": "application/json" });
+      for (const name of FORWARDED) {
+        const value = req.headers[name];
+        if (typeof value === "string") header.set(name, value);
+      }
+      const controller = new AbortController();
+      res.once("close", () => controller.abort());
+      const inner = await route.handler({
+        httpVersion: "1.1",
+        method: "POST",
+        url: `http://gatehouse.invalid${route.handler.requestPath}`,
+        header,
+        body: body as never,
+        signal: controller.signal,
+        contextValues: createContextValues().set(requestIdKey, acceptedRequestId(req.headers["x-request-id"])),
+      });
+      const bytes = await collect(inner.body);
+      const headers: Record<string, string> = {};
+      inner.header?.forEach((value, name) => {
+        if (!INNER.has(name)) headers[name] = value;
+      });
+      if (inner.status === 200) send(res, 200, bytes, headers);
+      else {
+        const error = fromConnectError(JSON.parse(bytes.toString("utf8") || "{}") as object);
+        send(res, error.status, error.body, headers);
+      }
+    } catch (thrown) {
+      if (!(thrown instanceof RestInputError)) throw thrown;
+      send(res, thrown.error.status, thrown.error.body);
+    }
+    return true;
+  };
+}
