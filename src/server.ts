@@ -12,6 +12,9 @@ import { acceptedRequestId } from "./interceptors/request-id.js";
 import { createRestGateway } from "./rest/gateway.js";
 import type { Metrics } from "./support/metrics.js";
 
+/** The OpenAPI document of the REST routes, generated from the protos by `npm run generate`. */
+const openApiDocument = readFileSync(new URL("../gen/openapi.json", import.meta.url));
+
 /** The first bytes of every cleartext HTTP/2 (prior knowledge) connection. */
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -29,11 +32,16 @@ export interface GatehouseServer {
 }
 
 /**
- * Answers what is not an RPC: REST routes (transcoded to their RPCs), `GET /metrics`, and 404 in the
- * SPEC error-body shape for the rest.
+ * Answers what is not an RPC: REST routes (transcoded to their RPCs), `GET /openapi.json`,
+ * `GET /metrics`, and 404 in the SPEC error-body shape for the rest.
  */
 function createFallback(metrics: Metrics, rest: ReturnType<typeof createRestGateway>): NonNullable<Parameters<typeof connectNodeAdapter>[0]["fallback"]> {
   return (req, res) => {
+    if (req.method === "GET" && req.url?.split("?")[0] === "/openapi.json") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(openApiDocument);
+      return;
+    }
     if (req.method === "GET" && req.url?.split("?")[0] === "/metrics") {
       void metrics.registry.metrics().then((text) => {
         res.writeHead(200, { "content-type": metrics.registry.contentType });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
+import { writeOpenApi } from "../src/rest/openapi.js";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), "gatehouse-gen-"));
@@ -23,11 +24,12 @@ function filesUnder(dir: string): Map<string, string> {
 }
 
 describe("committed generated files are fresh", () => {
-  it("gen/ equals what `buf generate` makes from proto/ now", () => {
+  it("gen/ (code and openapi.json) equals what `npm run generate` makes from proto/ now", () => {
     execFileSync(join(root, "node_modules/.bin/buf"), ["generate", "--output", scratch], {
       cwd: root,
       env: { ...process.env, PATH: `${join(root, "node_modules/.bin")}:${process.env.PATH}` },
     });
+    writeOpenApi(root, join(scratch, "gen/openapi.json"));
     const fresh = filesUnder(join(scratch, "gen"));
     const committed = filesUnder(join(root, "gen"));
     expect([...committed.keys()].sort()).toEqual([...fresh.keys()].sort());
