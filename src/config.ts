@@ -20,6 +20,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** On SIGTERM, how long in-flight calls may take before connections are cut. */
   shutdownTimeoutMs: number;
+  /** Browser origins allowed by CORS (e.g. `https://admin.example.com`); empty: none. */
+  corsOrigins: string[];
   mail: {
     /** PEM file of extra CAs trusted for SMTP (a private relay's CA). */
     smtpCaFile?: string;
@@ -54,6 +56,7 @@ const settings = {
   headersTimeoutMs: { flag: "headers-timeout-ms", env: "GATEHOUSE_HEADERS_TIMEOUT_MS", fallback: "10000" },
   requestTimeoutMs: { flag: "request-timeout-ms", env: "GATEHOUSE_REQUEST_TIMEOUT_MS", fallback: "60000" },
   shutdownTimeoutMs: { flag: "shutdown-timeout-ms", env: "GATEHOUSE_SHUTDOWN_TIMEOUT_MS", fallback: "15000" },
+  corsOrigins: { flag: "cors-origins", env: "GATEHOUSE_CORS_ORIGINS", fallback: "" },
   smtpCaFile: { flag: "smtp-ca-file", env: "GATEHOUSE_SMTP_CA_FILE" },
   smtpTimeoutMs: { flag: "smtp-timeout-ms", env: "GATEHOUSE_SMTP_TIMEOUT_MS", fallback: "10000" },
   mailPollMs: { flag: "mail-poll-ms", env: "GATEHOUSE_MAIL_POLL_MS", fallback: "1000" },
@@ -68,6 +71,21 @@ function integer(name: string, raw: string, min: number, max: number): number {
   const value = Number(raw);
   if (!/^\d+$/.test(raw) || value < min || value > max) throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
   return value;
+}
+
+/** A comma-separated list of origins (`scheme://host[:port]`, no path). */
+function corsOrigins(raw: string): string[] {
+  const origins = raw.split(",").map((o) => o.trim()).filter(Boolean);
+  for (const origin of origins) {
+    let valid = false;
+    try {
+      valid = new URL(origin).origin === origin;
+    } catch {
+      valid = false;
+    }
+    if (!valid) throw new ConfigError(`GATEHOUSE_CORS_ORIGINS: "${origin}" is not an origin like https://admin.example.com`);
+  }
+  return origins;
 }
 
 /** Reads the configuration from flags (which win) and environment variables. Throws ConfigError. */
@@ -111,6 +129,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     headersTimeoutMs: integer(settings.headersTimeoutMs.env, required(settings.headersTimeoutMs), 100, 3_600_000),
     requestTimeoutMs: integer(settings.requestTimeoutMs.env, required(settings.requestTimeoutMs), 100, 3_600_000),
     shutdownTimeoutMs: integer(settings.shutdownTimeoutMs.env, required(settings.shutdownTimeoutMs), 0, 3_600_000),
+    corsOrigins: corsOrigins(read(settings.corsOrigins) ?? ""),
     mail: {
       ...(read(settings.smtpCaFile) ? { smtpCaFile: read(settings.smtpCaFile) } : {}),
       smtpTimeoutMs: integer(settings.smtpTimeoutMs.env, required(settings.smtpTimeoutMs), 100, 600_000),

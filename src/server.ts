@@ -6,6 +6,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import type tls from "node:tls";
 import type { Config } from "./config.js";
+import { withCors } from "./cors.js";
 import { createHttp1Connections } from "./http1-connections.js";
 import { requestIdKey } from "./interceptors/context-keys.js";
 import { acceptedRequestId } from "./interceptors/request-id.js";
@@ -19,7 +20,7 @@ const openApiDocument = readFileSync(new URL("../gen/openapi.json", import.meta.
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 export interface ServerOptions {
-  config: Pick<Config, "maxRequestBytes" | "headersTimeoutMs" | "requestTimeoutMs" | "tls">;
+  config: Pick<Config, "maxRequestBytes" | "headersTimeoutMs" | "requestTimeoutMs" | "tls" | "corsOrigins">;
   routes: (router: ConnectRouter) => void;
   interceptors: Interceptor[];
   metrics: Metrics;
@@ -78,7 +79,7 @@ export function createServer(options: ServerOptions): GatehouseServer {
     contextValues: (req) => createContextValues().set(requestIdKey, acceptedRequestId(req.headers["x-request-id"])),
     fallback: createFallback(metrics, createRestGateway({ routes: options.routes, interceptors: options.interceptors, maxRequestBytes: config.maxRequestBytes })),
   });
-  const handler = http1Connections.track(connectHandler);
+  const handler = http1Connections.track(withCors(connectHandler, config.corsOrigins));
 
   const http2Sessions = new Set<http2.ServerHttp2Session>();
   const trackSession = (session: http2.ServerHttp2Session) => {

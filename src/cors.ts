@@ -1,0 +1,45 @@
+import type { connectNodeAdapter } from "@connectrpc/connect-node";
+
+type NodeHandler = ReturnType<typeof connectNodeAdapter>;
+
+/** What browsers may send: the Connect, gRPC-web and Gatehouse request headers. */
+const ALLOWED_HEADERS = [
+  "Authorization",
+  "Content-Type",
+  "Connect-Protocol-Version",
+  "Connect-Timeout-Ms",
+  "Grpc-Timeout",
+  "X-Grpc-Web",
+  "X-User-Agent",
+  "X-Service-Orgid",
+  "X-Request-Id",
+].join(", ");
+
+/** What browser code may read: gRPC-web status trailers-in-headers, request id, deprecation. */
+const EXPOSED_HEADERS = ["Grpc-Status", "Grpc-Message", "Grpc-Status-Details-Bin", "X-Request-Id", "Deprecation", "Allow"].join(", ");
+
+/**
+ * CORS for browser clients (Connect and gRPC-web) from the configured origins only. No origin is
+ * allowed by default; credentials (cookies) are never involved, tokens travel in Authorization.
+ */
+export function withCors(handler: NodeHandler, allowedOrigins: readonly string[]): NodeHandler {
+  if (allowedOrigins.length === 0) return handler;
+  const allowed = new Set(allowedOrigins);
+  return (req, res) => {
+    const origin = req.headers.origin;
+    if (typeof origin === "string" && allowed.has(origin)) {
+      res.setHeader("access-control-allow-origin", origin);
+      res.setHeader("vary", "Origin");
+      res.setHeader("access-control-expose-headers", EXPOSED_HEADERS);
+      if (req.method === "OPTIONS" && req.headers["access-control-request-method"]) {
+        res.setHeader("access-control-allow-methods", "GET, POST, PUT, DELETE");
+        res.setHeader("access-control-allow-headers", ALLOWED_HEADERS);
+        res.setHeader("access-control-max-age", "7200");
+        res.writeHead(204);
+        res.end();
+        return;
+      }
+    }
+    handler(req, res);
+  };
+}
