@@ -77,7 +77,7 @@ describe.each(PROTOCOLS)("request validation over %s", (protocol) => {
 });
 
 describe("malformed requests get a clear error, and the server keeps serving", () => {
-  const post = (path: string, contentType: string, body: string | Uint8Array) =>
+  const post = (path: string, contentType: string, body: string | Uint8Array<ArrayBuffer>) =>
     fetch(`${t.server.url}${path}`, {
       method: "POST",
       headers: { "content-type": contentType, authorization: `Bearer ${t.server.adminToken}` },
