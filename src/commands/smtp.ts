@@ -2,7 +2,7 @@ import { requireInstancePermission } from "../access/require-instance-permission
 import type { Caller, Deps } from "../context.js";
 import { normalizeEmail } from "../domain/contact.js";
 import { invalidArgument, notFound } from "../domain/errors.js";
-import { dropsPassword, parseSmtpHost, sameSettings, type SmtpSettings } from "../domain/smtp.js";
+import { dropsPassword, parseSmtpHost, sameSettings, smtpPasswordContext, type SmtpSettings } from "../domain/smtp.js";
 import { detailsOfChange, detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import { readDetails } from "../queries/details.js";
@@ -11,9 +11,6 @@ import { openSecret, sealSecret } from "../support/secret-box.js";
 import type { SmtpClientOptions } from "../notify/smtp-transport.js";
 import { testSmtp } from "../notify/smtp-test.js";
 import { commitAs } from "./commit-as.js";
-
-/** Associated data binding the sealed SMTP password to its instance. */
-export const smtpPasswordContext = (instanceId: string) => `smtp:${instanceId}:password`;
 
 /**
  * Checks and normalizes settings (sender address syntax, host:port). It copies the five settings by

@@ -42,3 +42,6 @@ export function dropsPassword(current: SmtpSettings, next: SmtpSettings): boolea
 export function sameSettings(a: SmtpSettings, b: SmtpSettings): boolean {
   return a.senderAddress === b.senderAddress && a.senderName === b.senderName && a.tls === b.tls && a.host === b.host && a.user === b.user;
 }
+
+/** Associated data binding the sealed SMTP password to its instance (it opens nowhere else). */
+export const smtpPasswordContext = (instanceId: string) => `smtp:${instanceId}:password`;

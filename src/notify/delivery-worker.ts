@@ -2,13 +2,13 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Deps } from "../context.js";
 import { EventType } from "../events/types.js";
+import { smtpPasswordContext } from "../domain/smtp.js";
 import { SYSTEM_ACTOR } from "../events/event.js";
 import type { OutboxRow, SmtpConfigRow } from "../store/rows.js";
 import type { RowWrite } from "../store/store.js";
 import type { Logger } from "../support/logger.js";
 import type { Metrics } from "../support/metrics.js";
 import { openSecret } from "../support/secret-box.js";
-import { smtpPasswordContext } from "../commands/smtp.js";
 import { openOutboxMessage } from "./outbox.js";
 import { type OutgoingMail, renderEml, sendMail, type SmtpClientOptions } from "./smtp-transport.js";
 
