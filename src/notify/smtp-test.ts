@@ -61,6 +61,8 @@ export async function testSmtp(settings: SmtpSettings, password: string | undefi
     pass("connect", `${options.host}:${options.port}`);
     pass("ehlo", "accepted");
     if (connection.secure) {
+      // SMTPConnection exposes no TLS details; its socket (private, but stable across nodemailer
+      // releases) is the only place the negotiated version can be read.
       tlsVersion = ((connection as unknown as { _socket?: TLSSocket })._socket?.getProtocol?.() ?? "") || "";
       pass("tls", tlsVersion);
     }

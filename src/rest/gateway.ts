@@ -1,3 +1,4 @@
+import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, type ConnectRouter, createConnectRouter, createContextValues, type Interceptor } from "@connectrpc/connect";
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ServerResponse } from "node:http";
@@ -104,7 +105,7 @@ export function createRestGateway(options: { routes: (router: ConnectRouter) => 
         method: "POST",
         url: `http://gatehouse.invalid${route.handler.requestPath}`,
         header,
-        body: body as never,
+        body: body as JsonObject,
         signal: controller.signal,
         contextValues: createContextValues().set(requestIdKey, acceptedRequestId(req.headers["x-request-id"])),
       });
