@@ -15,6 +15,7 @@ import { EventType } from "../events/types.js";
 import { newOutboxRow } from "../notify/outbox.js";
 import { initializationMail, verificationMail } from "../notify/templates.js";
 import type { RowWrite } from "../store/store.js";
+import { externalLink } from "../support/links.js";
 import { sealSecret } from "../support/secret-box.js";
 import { commitAs } from "./commit-as.js";
 import { issueCode } from "./one-time-code.js";
@@ -159,7 +160,7 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
     ...(passwordless
       ? {
           passwordless: {
-            link: passwordlessLink(deps.externalUrl, { userId, orgId: organization.id, codeId: passwordless.id, code: passwordless.code }),
+            link: externalLink(deps.externalUrl, "/ui/login/passwordless/init", { userID: userId, orgID: organization.id, codeID: passwordless.id, code: passwordless.code }),
             expiresInSeconds: Math.round((passwordless.expiresAt.getTime() - at.getTime()) / 1000),
           },
         }
@@ -167,11 +168,3 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
   };
 }
 
-function passwordlessLink(externalUrl: string, ids: { userId: string; orgId: string; codeId: string; code: string }): string {
-  const url = new URL(`${externalUrl}/ui/login/passwordless/init`);
-  url.searchParams.set("userID", ids.userId);
-  url.searchParams.set("orgID", ids.orgId);
-  url.searchParams.set("codeID", ids.codeId);
-  url.searchParams.set("code", ids.code);
-  return url.toString();
-}

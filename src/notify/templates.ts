@@ -1,3 +1,5 @@
+import { externalLink } from "../support/links.js";
+
 /** A rendered mail: what the outbox stores and the delivery worker sends. */
 export interface RenderedMail {
   subject: string;
@@ -7,12 +9,6 @@ export interface RenderedMail {
 
 const escapeHtml = (value: string) =>
   value.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
-
-function link(base: string, path: string, query: Record<string, string>): string {
-  const url = new URL(`${base}${path}`);
-  for (const [key, value] of Object.entries(query)) url.searchParams.set(key, value);
-  return url.toString();
-}
 
 interface Paragraph {
   text: string;
@@ -47,23 +43,29 @@ export interface UserMailContext {
   displayName: string;
 }
 
+/** The email code and its link; the sentence before the code is what tests and users look for. */
+function verificationParagraph(context: UserMailContext, emailCode: string): Paragraph {
+  return {
+    text: "Confirm your email address with this code (valid for one hour):",
+    code: emailCode,
+    link: {
+      href: externalLink(context.externalUrl, "/ui/login/mail/verification", { userID: context.userId, orgID: context.organizationId, code: emailCode }),
+      label: "Verify my email address",
+    },
+  };
+}
+
 /**
  * The initialization mail of a new user: an email verification code when the email is unverified,
  * and a link with an initialization code to set a password when the user has none.
  */
 export function initializationMail(context: UserMailContext, codes: { emailCode?: string; initCode?: string }): RenderedMail {
   const paragraphs: Paragraph[] = [{ text: `An account "${context.userName}" was created for you at ${context.organizationName}.` }];
-  if (codes.emailCode) {
-    paragraphs.push({
-      text: "Confirm your email address with this code (valid for one hour):",
-      code: codes.emailCode,
-      link: { href: link(context.externalUrl, "/ui/login/mail/verification", { userID: context.userId, orgID: context.organizationId, code: codes.emailCode }), label: "Verify my email address" },
-    });
-  }
+  if (codes.emailCode) paragraphs.push(verificationParagraph(context, codes.emailCode));
   if (codes.initCode) {
     paragraphs.push({
       text: "Set your password here (valid for 72 hours):",
-      link: { href: link(context.externalUrl, "/ui/login/user/init", { userID: context.userId, orgID: context.organizationId, code: codes.initCode }), label: "Set my password" },
+      link: { href: externalLink(context.externalUrl, "/ui/login/user/init", { userID: context.userId, orgID: context.organizationId, code: codes.initCode }), label: "Set my password" },
     });
   }
   paragraphs.push({ text: "If you did not expect this mail, you can ignore it." });
@@ -75,14 +77,7 @@ export function verificationMail(context: UserMailContext, emailCode: string): R
   return render(
     `Verify your email address for ${context.organizationName}`,
     `Hello ${context.displayName},`,
-    [
-      {
-        text: "Confirm your email address with this code (valid for one hour):",
-        code: emailCode,
-        link: { href: link(context.externalUrl, "/ui/login/mail/verification", { userID: context.userId, orgID: context.organizationId, code: emailCode }), label: "Verify my email address" },
-      },
-      { text: "If you did not ask for this, you can ignore this mail." },
-    ],
+    [verificationParagraph(context, emailCode), { text: "If you did not ask for this, you can ignore this mail." }],
     context.organizationName,
   );
 }

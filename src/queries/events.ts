@@ -1,8 +1,7 @@
 import { selectOrganization } from "../access/select-organization.js";
 import type { Caller, Deps } from "../context.js";
 import { authorize, canInstanceWide } from "../domain/authorization.js";
-import { invalidArgument } from "../domain/errors.js";
-import type { StoredEvent } from "../events/event.js";
+import { cutPage, pageLimit, positionAfter } from "./paging.js";
 
 export interface ListEventsInput {
   aggregateType: string;
@@ -10,24 +9,6 @@ export interface ListEventsInput {
   fromSequence: number;
   pageSize: number;
   pageToken: string;
-}
-
-const DEFAULT_PAGE_SIZE = 100;
-
-/** Page tokens are opaque to callers; inside they carry the last sequence returned. */
-export function encodeSequenceToken(sequence: number): string {
-  return Buffer.from(`seq:${sequence}`).toString("base64url");
-}
-
-export function decodeSequenceToken(token: string): number | undefined {
-  if (!token) return undefined;
-  const match = /^seq:(\d{1,15})$/.exec(Buffer.from(token, "base64url").toString("utf8"));
-  if (!match?.[1]) {
-    throw invalidArgument("page_token.invalid", "the page token is not one this server issued", [
-      { field: "page_token", description: "not a page token of this list", rule: "page_token.invalid" },
-    ]);
-  }
-  return Number(match[1]);
 }
 
 /**
@@ -47,14 +28,12 @@ export async function listEvents(deps: Deps, caller: Caller, input: ListEventsIn
     ...(resourceOwner ? { resourceOwner } : {}),
     ...(input.fromSequence > 0 ? { fromSequence: input.fromSequence } : {}),
   };
-  const after = decodeSequenceToken(input.pageToken);
-  const limit = input.pageSize || DEFAULT_PAGE_SIZE;
+  const after = positionAfter(input.pageToken);
+  const { limit, fetch } = pageLimit(input.pageSize);
   const [events, total] = await Promise.all([
-    deps.store.listEvents({ ...filter, ...(after !== undefined ? { afterSequence: after } : {}), limit: limit + 1 }),
+    deps.store.listEvents({ ...filter, ...(after !== undefined ? { afterSequence: after } : {}), limit: fetch }),
     deps.store.countEvents(filter),
   ]);
-  const page: StoredEvent[] = events.slice(0, limit);
-  const last = page.at(-1);
-  const nextPageToken = events.length > limit && last ? encodeSequenceToken(last.sequence) : "";
+  const { page, nextPageToken } = cutPage(events, limit, (event) => event.sequence);
   return { events: page, total, nextPageToken };
 }

@@ -4,8 +4,8 @@ import { authorize } from "../domain/authorization.js";
 import { emailKey } from "../domain/contact.js";
 import { notFound } from "../domain/errors.js";
 import { uniquenessKey } from "../domain/names.js";
-import { decodeSequenceToken, encodeSequenceToken } from "./events.js";
 import { readDetails } from "./details.js";
+import { cutPage, pageLimit, positionAfter } from "./paging.js";
 
 /** Reads a user of the selected organization, with its IDP links; users may always read themselves. */
 export async function getUser(deps: Deps, caller: Caller, userId: string) {
@@ -17,8 +17,6 @@ export async function getUser(deps: Deps, caller: Caller, userId: string) {
   return { user, idpLinks, details };
 }
 
-const DEFAULT_PAGE_SIZE = 100;
-
 /** Users of the selected organization in creation order; exact, case-insensitive filters. */
 export async function listUsers(deps: Deps, caller: Caller, input: { pageSize: number; pageToken: string; userName: string; email: string }) {
   const organization = await selectOrganization(deps, caller);
@@ -28,16 +26,15 @@ export async function listUsers(deps: Deps, caller: Caller, input: { pageSize: n
     ...(input.userName ? { userNameKey: uniquenessKey(input.userName) } : {}),
     ...(input.email ? { emailKey: emailKey(input.email.trim()) } : {}),
   };
-  const after = decodeSequenceToken(input.pageToken);
-  const limit = input.pageSize || DEFAULT_PAGE_SIZE;
+  const after = positionAfter(input.pageToken);
+  const { limit, fetch } = pageLimit(input.pageSize);
   const [rows, total] = await Promise.all([
-    deps.store.listUsers({ ...filter, ...(after !== undefined ? { afterPosition: after } : {}), limit: limit + 1 }),
+    deps.store.listUsers({ ...filter, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
     deps.store.countUsers(filter),
   ]);
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
+  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
   const users = await Promise.all(
     page.map(async ({ row }) => ({ user: row, idpLinks: await deps.store.listIdpLinksOfUser(row.id), details: await readDetails(deps.store, "user", row.id) })),
   );
-  return { users, total, nextPageToken: rows.length > limit && last ? encodeSequenceToken(last.position) : "" };
+  return { users, total, nextPageToken };
 }

@@ -16,30 +16,22 @@ interface Schema {
   types: Registry;
 }
 
+/** `file` and everything it imports, transitively, each once, dependencies before their importers. */
+function closure(file: DescFile, seen = new Set<string>()): DescFile[] {
+  if (seen.has(file.name)) return [];
+  seen.add(file.name);
+  return [...file.dependencies.flatMap((dependency) => closure(dependency, seen)), file];
+}
+
 function indexSchema(roots: DescFile[]): Schema {
-  const files = new Map<string, DescFile>();
-  const visit = (file: DescFile) => {
-    if (files.has(file.name)) return;
-    files.set(file.name, file);
-    file.dependencies.forEach(visit);
-  };
-  roots.forEach(visit);
+  const seen = new Set<string>();
+  const files = new Map(roots.flatMap((root) => closure(root, seen)).map((file) => [file.name, file]));
   return { files, types: createRegistry(...files.values()) };
 }
 
-/** A file and everything it imports, dependencies first, each once: what reflection clients need. */
+/** What reflection clients need for a file: the file first (as grpc's reference server does), then its imports. */
 function withDependencies(file: DescFile): Uint8Array[] {
-  const seen = new Set<string>();
-  const ordered: DescFile[] = [];
-  const visit = (f: DescFile) => {
-    if (seen.has(f.name)) return;
-    seen.add(f.name);
-    f.dependencies.forEach(visit);
-    ordered.push(f);
-  };
-  visit(file);
-  // The requested file first, as grpc's reference implementation does.
-  return [file, ...ordered.filter((f) => f !== file)].map((f) => toBinary(FileDescriptorProtoSchema, f.proto));
+  return [file, ...closure(file).filter((f) => f !== file)].map((f) => toBinary(FileDescriptorProtoSchema, f.proto));
 }
 
 function notFound(message: string): MessageResponse {

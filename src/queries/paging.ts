@@ -1,0 +1,36 @@
+import { invalidArgument } from "../domain/errors.js";
+
+const DEFAULT_PAGE_SIZE = 100;
+
+/**
+ * Page tokens are opaque to callers; inside they carry the position (sequence or insertion order)
+ * of the last item returned, so the next page starts strictly after it.
+ */
+function encodePosition(position: number): string {
+  return Buffer.from(`seq:${position}`).toString("base64url");
+}
+
+/** The position a page token stands for; undefined for the first page. Forged tokens are invalid_argument. */
+export function positionAfter(token: string): number | undefined {
+  if (!token) return undefined;
+  const match = /^seq:(\d{1,15})$/.exec(Buffer.from(token, "base64url").toString("utf8"));
+  if (!match?.[1]) {
+    throw invalidArgument("page_token.invalid", "the page token is not one this server issued", [
+      { field: "page_token", description: "not a page token of this list", rule: "page_token.invalid" },
+    ]);
+  }
+  return Number(match[1]);
+}
+
+/** How many rows to fetch for a page: one more than it shows, to know whether a next page exists. */
+export function pageLimit(pageSize: number): { limit: number; fetch: number } {
+  const limit = pageSize || DEFAULT_PAGE_SIZE;
+  return { limit, fetch: limit + 1 };
+}
+
+/** Cuts the fetched rows to the page and makes the token of the next page ("" when this is the last). */
+export function cutPage<T>(rows: T[], limit: number, positionOf: (row: T) => number): { page: T[]; nextPageToken: string } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { page, nextPageToken: rows.length > limit && last !== undefined ? encodePosition(positionOf(last)) : "" };
+}
