@@ -71,6 +71,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
         createValidationInterceptor(),
       ],
       metrics,
+      logger,
     });
     const worker = createDeliveryWorker(deps, logger, metrics, {
       pollMs: config.mail.pollMs,

@@ -11,6 +11,7 @@ import { createHttp1Connections } from "./http1-connections.js";
 import { requestIdKey } from "./interceptors/context-keys.js";
 import { acceptedRequestId } from "./interceptors/request-id.js";
 import { createRestGateway } from "./rest/gateway.js";
+import type { Logger } from "./support/logger.js";
 import type { Metrics } from "./support/metrics.js";
 
 /** The OpenAPI document of the REST routes, generated from the protos by `npm run generate`. */
@@ -24,6 +25,7 @@ export interface ServerOptions {
   routes: (router: ConnectRouter) => void;
   interceptors: Interceptor[];
   metrics: Metrics;
+  logger: Logger;
 }
 
 export interface GatehouseServer {
@@ -36,7 +38,7 @@ export interface GatehouseServer {
  * Answers what is not an RPC: REST routes (transcoded to their RPCs), `GET /openapi.json`,
  * `GET /metrics`, and 404 in the SPEC error-body shape for the rest.
  */
-function createFallback(metrics: Metrics, rest: ReturnType<typeof createRestGateway>): NonNullable<Parameters<typeof connectNodeAdapter>[0]["fallback"]> {
+function createFallback(metrics: Metrics, logger: Logger, rest: ReturnType<typeof createRestGateway>): NonNullable<Parameters<typeof connectNodeAdapter>[0]["fallback"]> {
   return (req, res) => {
     if (req.method === "GET" && req.url?.split("?")[0] === "/openapi.json") {
       res.writeHead(200, { "content-type": "application/json" });
@@ -56,9 +58,12 @@ function createFallback(metrics: Metrics, rest: ReturnType<typeof createRestGate
         res.writeHead(404, { "content-type": "application/json" });
         res.end(JSON.stringify({ code: 5, message: `no route for ${req.method} ${req.url?.split("?")[0]}`, details: [] }));
       },
-      () => {
-        res.writeHead(500, { "content-type": "application/json" });
-        res.end(JSON.stringify({ code: 13, message: "internal error", details: [] }));
+      (error: unknown) => {
+        // Like every unexpected error: the cause goes to the log under a request id, never to the caller.
+        const requestId = acceptedRequestId(req.headers["x-request-id"]);
+        logger.error({ requestId, err: error, path: req.url?.split("?")[0] }, "internal error in REST gateway");
+        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json", "x-request-id": requestId });
+        res.end(JSON.stringify({ code: 13, message: `internal error (request id ${requestId})`, details: [] }));
       },
     );
   };
@@ -77,7 +82,7 @@ export function createServer(options: ServerOptions): GatehouseServer {
     interceptors: options.interceptors,
     readMaxBytes: config.maxRequestBytes,
     contextValues: (req) => createContextValues().set(requestIdKey, acceptedRequestId(req.headers["x-request-id"])),
-    fallback: createFallback(metrics, createRestGateway({ routes: options.routes, interceptors: options.interceptors, maxRequestBytes: config.maxRequestBytes })),
+    fallback: createFallback(metrics, options.logger, createRestGateway({ routes: options.routes, interceptors: options.interceptors, maxRequestBytes: config.maxRequestBytes })),
   });
   const handler = http1Connections.track(withCors(connectHandler, config.corsOrigins));
 
