@@ -14,6 +14,23 @@ export type ImportedHash =
   | { scheme: "md5-crypt"; salt: string; hash: string };
 
 const FIELD = "hashed_password.value";
+
+/**
+ * The most one sign-in may have to pay for an imported hash: above what real systems produce
+ * (common defaults: bcrypt 10–14, argon2 19–64 MiB, scrypt 16–64 MiB, sha512-crypt up to 656 000
+ * rounds, pbkdf2 up to 1 300 000 rounds), yet at most 256 MiB of memory and seconds, not minutes,
+ * of one core. Measured at the limits on a 2-core machine: bcrypt 18 ≈ 20 s (bcryptjs), argon2
+ * ≈ 1.3 s, scrypt ≈ 0.7 s per unit of p, sha512-crypt ≈ 2.4 s, pbkdf2-sha512 ≈ 3 s. The proto
+ * comment on HashedPassword.value states the same ranges.
+ */
+export const IMPORTED_HASH_LIMITS = {
+  bcryptCost: { min: 4, max: 18 },
+  argon2: { maxMemoryKiB: 256 * 1024, maxIterations: 16, maxParallelism: 16 },
+  scrypt: { maxLog2N: 20, maxR: 32, maxP: 16, maxMemoryBytes: 256 * 1024 * 1024 },
+  shaCryptRounds: { min: 1000, max: 1_000_000 },
+  pbkdf2Rounds: { min: 1000, max: 5_000_000 },
+} as const;
+const LIMITS = IMPORTED_HASH_LIMITS;
 const CRYPT_CHARS = "[./0-9A-Za-z]";
 const B64 = /^[A-Za-z0-9+/]+$/;
 const AB64 = /^[A-Za-z0-9./]+$/;
@@ -42,7 +59,7 @@ function decodeBase64(scheme: string, name: string, text: string, alphabet: RegE
 function parseBcrypt(value: string): ImportedHash {
   const match = /^\$2[aby]\$(\d\d)\$([./A-Za-z0-9]{22})([./A-Za-z0-9]{31})$/.exec(value);
   if (!match) malformed("bcrypt", "expected $2b$<cost>$<22 salt><31 hash characters>");
-  return { scheme: "bcrypt", cost: inRange("bcrypt", "cost", Number(match[1]), 4, 31) };
+  return { scheme: "bcrypt", cost: inRange("bcrypt", "cost", Number(match[1]), LIMITS.bcryptCost.min, LIMITS.bcryptCost.max) };
 }
 
 function parseArgon2(value: string): ImportedHash {
@@ -50,13 +67,13 @@ function parseArgon2(value: string): ImportedHash {
   if (!match) malformed("argon2", "expected $argon2id$v=19$m=<KiB>,t=<iterations>,p=<lanes>$<salt>$<hash>");
   const [, variant, version, m, t, p, salt, hash] = match as unknown as [string, "argon2id" | "argon2i", string | undefined, string, string, string, string, string];
   if (version !== undefined && version !== "19" && version !== "16") malformed("argon2", "version must be 16 or 19");
-  const parallelism = inRange("argon2", "p", Number(p), 1, 64);
+  const parallelism = inRange("argon2", "p", Number(p), 1, LIMITS.argon2.maxParallelism);
   return {
     scheme: "argon2",
     variant,
     parallelism,
-    memoryKiB: inRange("argon2", "m", Number(m), 8 * parallelism, 1024 * 1024),
-    iterations: inRange("argon2", "t", Number(t), 1, 64),
+    memoryKiB: inRange("argon2", "m", Number(m), 8 * parallelism, LIMITS.argon2.maxMemoryKiB),
+    iterations: inRange("argon2", "t", Number(t), 1, LIMITS.argon2.maxIterations),
     salt: decodeBase64("argon2", "salt", salt, B64, 8),
     hash: decodeBase64("argon2", "hash", hash, B64, 16, 64),
   };
@@ -65,10 +82,11 @@ function parseArgon2(value: string): ImportedHash {
 function parseScrypt(value: string): ImportedHash {
   const match = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([^$]*)\$([^$]+)$/.exec(value);
   if (!match) malformed("scrypt", "expected $scrypt$ln=<log2 N>,r=<block size>,p=<parallelism>$<salt>$<hash>");
-  const log2N = inRange("scrypt", "ln", Number(match[1]), 1, 20);
-  const r = inRange("scrypt", "r", Number(match[2]), 1, 32);
-  const p = inRange("scrypt", "p", Number(match[3]), 1, 16);
-  if (128 * r * 2 ** log2N > 1024 ** 3) malformed("scrypt", "needs more than 1 GiB of memory");
+  const log2N = inRange("scrypt", "ln", Number(match[1]), 1, LIMITS.scrypt.maxLog2N);
+  const r = inRange("scrypt", "r", Number(match[2]), 1, LIMITS.scrypt.maxR);
+  const p = inRange("scrypt", "p", Number(match[3]), 1, LIMITS.scrypt.maxP);
+  // scrypt's working memory is 128·r·N bytes; p repeats the work with the same memory.
+  if (128 * r * 2 ** log2N > LIMITS.scrypt.maxMemoryBytes) malformed("scrypt", `memory 128·r·N must be at most ${LIMITS.scrypt.maxMemoryBytes / 1024 ** 2} MiB`);
   // passlib's $scrypt$ form always carries a 32-byte checksum.
   return { scheme: "scrypt", log2N, r, p, salt: decodeBase64("scrypt", "salt", match[4]!, B64, 4), hash: decodeBase64("scrypt", "hash", match[5]!, B64, 32, 32) };
 }
@@ -80,7 +98,7 @@ function parsePbkdf2(value: string): ImportedHash {
   if (!match) malformed("pbkdf2", "expected $pbkdf2-sha256$<rounds>$<salt>$<hash> (passlib form)");
   const digest = (match[1] ?? "sha1") as keyof typeof PBKDF2_LENGTHS;
   const hash = decodeBase64("pbkdf2", "hash", match[4]!, AB64, PBKDF2_LENGTHS[digest], PBKDF2_LENGTHS[digest]);
-  return { scheme: "pbkdf2", digest, rounds: inRange("pbkdf2", "rounds", Number(match[2]), 1000, 10_000_000), salt: decodeBase64("pbkdf2", "salt", match[3]!, AB64, 4), hash };
+  return { scheme: "pbkdf2", digest, rounds: inRange("pbkdf2", "rounds", Number(match[2]), LIMITS.pbkdf2Rounds.min, LIMITS.pbkdf2Rounds.max), salt: decodeBase64("pbkdf2", "salt", match[3]!, AB64, 4), hash };
 }
 
 function parseShaCrypt(value: string): ImportedHash {
@@ -89,7 +107,7 @@ function parseShaCrypt(value: string): ImportedHash {
   const match = new RegExp(`^\\$[56]\\$(?:rounds=(\\d+)\\$)?(${CRYPT_CHARS}{0,16})\\$(${CRYPT_CHARS}{${length}})$`).exec(value);
   if (!match) malformed("sha-crypt", `expected $${digest === "sha256" ? 5 : 6}$[rounds=<n>$]<salt, up to 16>$<${length} characters>`);
   const roundsGiven = match[1] !== undefined;
-  const rounds = roundsGiven ? inRange("sha-crypt", "rounds", Number(match[1]), 1000, 10_000_000) : 5000;
+  const rounds = roundsGiven ? inRange("sha-crypt", "rounds", Number(match[1]), LIMITS.shaCryptRounds.min, LIMITS.shaCryptRounds.max) : 5000;
   return { scheme: "sha-crypt", digest, rounds, roundsGiven, salt: match[2]!, hash: match[3]! };
 }
 
