@@ -3,6 +3,7 @@ import { unauthenticated } from "../domain/errors.js";
 import type { Principal } from "../domain/principal.js";
 import { parseToken } from "../domain/token.js";
 import { constantTimeEqual, sha256Hex } from "../support/crypto.js";
+import { membershipOf } from "./privilege-ceiling.js";
 
 /**
  * Turns an `Authorization` header into the calling principal, or throws unauthenticated.
@@ -29,12 +30,6 @@ export async function authenticate(deps: Deps, authorization: string | null): Pr
     orgId: user.orgId,
     instanceId: user.instanceId,
     tokenId: token.id,
-    memberships: memberships.map((m) => ({
-      level: m.level,
-      scopeId: m.scopeId,
-      ownerOrgId: m.ownerOrgId,
-      ...(m.projectId ? { projectId: m.projectId } : {}),
-      roles: m.roles,
-    })),
+    memberships: memberships.map(membershipOf),
   };
 }

@@ -16,3 +16,7 @@ export function toDetailsMessage(details: Details): DetailsMessage {
 export function optionalDate(timestamp: Timestamp | undefined): Date | undefined {
   return timestamp ? timestampDate(timestamp) : undefined;
 }
+
+export function optionalTimestamp(date: Date | undefined): Timestamp | undefined {
+  return date ? timestampFromDate(date) : undefined;
+}

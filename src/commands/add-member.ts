@@ -1,4 +1,5 @@
 import type { Caller, Deps } from "../context.js";
+import { requireCanGrantRoles } from "../domain/authorization.js";
 import { failedPrecondition } from "../domain/errors.js";
 import { checkMemberRoles } from "../domain/membership.js";
 import type { MembershipLevel } from "../domain/roles.js";
@@ -18,10 +19,12 @@ export interface MembershipTarget {
  * Adds a user with roles at one level. Shared by instance, organization, project and grant members:
  * the rules are the same everywhere (roles must be of the level, the user must exist, no duplicates).
  * Each membership is its own `member` aggregate, so it has details of its own.
- * The caller has checked permission on the target already.
+ * The caller has checked permission on the target already; the privilege ceiling (the caller holds
+ * every permission of each role it grants, there) is checked here, for every level alike.
  */
 export async function addMember(deps: Deps, caller: Caller, target: MembershipTarget, userId: string, requestedRoles: string[]): Promise<Details> {
   const roles = checkMemberRoles(target.level, requestedRoles);
+  requireCanGrantRoles(caller.principal, roles, target);
   const user = await deps.store.findUserById(userId);
   if (!user || user.instanceId !== caller.principal.instanceId) {
     throw failedPrecondition("user.not_found", "the user does not exist", { userId });

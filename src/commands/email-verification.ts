@@ -1,6 +1,6 @@
-import { selectOrganization } from "../access/select-organization.js";
+import { type SelectedUser, selectManagedUser, selectUserToManage } from "../access/select-user.js";
 import type { Caller, Deps } from "../context.js";
-import { authorize, can } from "../domain/authorization.js";
+import { can, canInstanceWide } from "../domain/authorization.js";
 import { checkCode, MAX_CODE_ATTEMPTS } from "../domain/codes.js";
 import { emailKey, normalizeEmail } from "../domain/contact.js";
 import { DomainError, failedPrecondition, invalidArgument, notFound, permissionDenied } from "../domain/errors.js";
@@ -22,26 +22,23 @@ function attemptDetails(events: Awaited<ReturnType<typeof commitAs>>): Details {
 
 /**
  * SPEC 4.6. Allowed for the user themself or `user.write` in the user's organization. Every attempt
- * that reaches the code — right or wrong — is recorded as an event before the answer is given.
+ * against a pending code — right or wrong — is recorded as an event before the answer is given; at
+ * most five can be (each claims one of the code's attempts), so the audit log cannot be grown without
+ * bound by a caller without write permission. Attempts without a pending code append nothing.
  */
 export async function verifyEmail(deps: Deps, caller: Caller, input: { userId: string; verificationCode: string }) {
-  const user = await deps.store.findUserById(input.userId);
-  if (!user || user.instanceId !== caller.principal.instanceId) throw notFound("user.not_found", "the user does not exist", { userId: input.userId });
-  if (caller.principal.userId !== user.id && !can(caller.principal, "user.write", { orgId: user.orgId })) {
-    throw permissionDenied("permission.denied", "only the user or a user manager of the user's organization may verify this email", { permission: "user.write" });
-  }
+  const user = await verifiableUser(deps, caller, input.userId);
   if (user.type !== "human") throw failedPrecondition("user.not_human", "machine users have no email");
   const at = deps.clock.now();
   const code = await deps.store.findCode(user.id, "email");
-  const failed = (outcome: string, writes: RowWrite[], error: DomainError) => recordFailure(deps, caller, user, outcome, writes, error);
   if (!code || code.usedAt !== null) {
-    if (user.emailVerified) return failed("already_verified", [], failedPrecondition("email.already_verified", "the email is verified and no code is pending"));
-    return failed("no_code", [], invalidArgument("email_code.invalid", "the code is not valid"));
+    if (user.emailVerified) throw failedPrecondition("email.already_verified", "the email is verified and no code is pending");
+    throw invalidArgument("email_code.invalid", "the code is not valid");
   }
   const verdict = checkCode(deps.masterKey, code, input.verificationCode, at);
   switch (verdict) {
     case "ok": {
-      const events = await claimed(deps, caller, user, () => commitAs(
+      const events = await claimed(() => commitAs(
         deps,
         caller,
         {
@@ -58,49 +55,58 @@ export async function verifyEmail(deps: Deps, caller: Caller, input: { userId: s
     }
     case "invalid": {
       const attemptsLeft = String(Math.max(0, MAX_CODE_ATTEMPTS - code.attempts - 1));
-      const error = invalidArgument("email_code.invalid", "the code is not valid", [], { attemptsLeft });
-      return claimed(deps, caller, user, () => failed("invalid", [{ kind: "code.claimAttempt", id: code.id, max: MAX_CODE_ATTEMPTS }], error));
+      await claimed(() => commitAs(deps, caller, {
+        writes: [{ kind: "code.claimAttempt", id: code.id, max: MAX_CODE_ATTEMPTS }],
+        events: [{ aggregateType: "user", aggregateId: user.id, type: EventType.userEmailVerificationFailed, payload: { outcome: "invalid", codeId: code.id }, resourceOwner: user.orgId }],
+      }, at));
+      throw invalidArgument("email_code.invalid", "the code is not valid", [], { attemptsLeft });
     }
     case "used":
-      return failed("used", [], invalidArgument("email_code.invalid", "the code is not valid"));
+      throw invalidArgument("email_code.invalid", "the code is not valid");
     case "expired":
-      return failed("expired", [], invalidArgument("email_code.expired", "the code has expired; request a new one"));
+      throw invalidArgument("email_code.expired", "the code has expired; request a new one");
     case "exhausted":
-      return failed("exhausted", [], failedPrecondition("email_code.exhausted", "too many wrong attempts; request a new code"));
+      throw failedPrecondition("email_code.exhausted", "too many wrong attempts; request a new code");
   }
 }
 
 /**
- * Runs a commit that claims an attempt on the code. When a concurrent request used the code up or
- * made the last allowed attempt first, the claim fails and the commit is rolled back; the attempt
- * is then recorded as exhausted.
+ * The user a VerifyEmail caller may act on. Existence is not revealed: a user the caller has no right
+ * on and an unknown id both answer permission_denied. Only a caller who may manage users in every
+ * organization (instance-wide `user.write`) learns not_found, as it could see the user anyway.
  */
-async function claimed<T>(deps: Deps, caller: Caller, user: UserRow, commit: () => Promise<T>): Promise<T> {
+async function verifiableUser(deps: Deps, caller: Caller, userId: string): Promise<UserRow> {
+  const { principal } = caller;
+  const user = await deps.store.findUserById(userId);
+  if (user && user.instanceId === principal.instanceId && (principal.userId === user.id || can(principal, "user.write", { orgId: user.orgId }))) {
+    return user;
+  }
+  if (canInstanceWide(principal, "user.write")) throw notFound("user.not_found", "the user does not exist", { userId });
+  throw permissionDenied("permission.denied", "only the user or a user manager of the user's organization may verify this email", { permission: "user.write" });
+}
+
+/**
+ * Runs a commit that claims an attempt on the code. When a concurrent request used the code up or
+ * made the last allowed attempt first, the claim fails and the commit is rolled back: no slot, no
+ * event, and the answer is exhausted.
+ */
+async function claimed<T>(commit: () => Promise<T>): Promise<T> {
   try {
     return await commit();
   } catch (error) {
     if (!(error instanceof DomainError) || error.reason !== "store.condition_failed") throw error;
-    return recordFailure(deps, caller, user, "exhausted", [], failedPrecondition("email_code.exhausted", "too many attempts; request a new code"));
+    throw failedPrecondition("email_code.exhausted", "too many attempts; request a new code");
   }
 }
 
-/** Records a failed attempt as an event (with its writes), then answers with `error`. */
-async function recordFailure(deps: Deps, caller: Caller, user: UserRow, outcome: string, writes: RowWrite[], error: DomainError): Promise<never> {
-  await commitAs(deps, caller, {
-    writes,
-    events: [{ aggregateType: "user", aggregateId: user.id, type: EventType.userEmailVerificationFailed, payload: { outcome }, resourceOwner: user.orgId }],
-  });
-  throw error;
-}
-
-/** A human user of the selected organization that the caller may manage. */
-async function manageableHuman(deps: Deps, caller: Caller, userId: string): Promise<{ organization: OrganizationRow; user: UserRow }> {
-  const organization = await selectOrganization(deps, caller);
-  authorize(caller.principal, "user.write", { orgId: organization.id });
-  const user = await deps.store.findUserById(userId);
-  if (!user || user.orgId !== organization.id) throw notFound("user.not_found", "the user does not exist", { userId });
-  if (user.type !== "human") throw failedPrecondition("user.not_human", "machine users have no email");
-  return { organization, user };
+/**
+ * A human user of the selected organization that the caller may manage. With `ceiling` (the call
+ * sets or hands out the user's email credentials) the caller must also hold everything the user holds.
+ */
+async function manageableHuman(deps: Deps, caller: Caller, userId: string, ceiling: boolean): Promise<SelectedUser> {
+  const selected = ceiling ? await selectManagedUser(deps, caller, userId) : await selectUserToManage(deps, caller, userId);
+  if (selected.user.type !== "human") throw failedPrecondition("user.not_human", "machine users have no email");
+  return selected;
 }
 
 /** A new email code (voiding the previous one): mailed, or returned when `returnCode`. */
@@ -123,7 +129,7 @@ async function sendEmailCode(deps: Deps, caller: Caller, organization: Organizat
 }
 
 export async function setEmail(deps: Deps, caller: Caller, input: { userId: string; email: string; isVerified: boolean; returnCode: boolean }) {
-  const { organization, user } = await manageableHuman(deps, caller, input.userId);
+  const { organization, user } = await manageableHuman(deps, caller, input.userId, true);
   const email = normalizeEmail(input.email, "email");
   const span = await deps.store.aggregateSpan("user", user.id);
   const change = {
@@ -140,7 +146,7 @@ export async function setEmail(deps: Deps, caller: Caller, input: { userId: stri
 }
 
 export async function resendEmailCode(deps: Deps, caller: Caller, input: { userId: string; returnCode: boolean }) {
-  const { organization, user } = await manageableHuman(deps, caller, input.userId);
+  const { organization, user } = await manageableHuman(deps, caller, input.userId, input.returnCode);
   if (user.emailVerified) throw failedPrecondition("email.already_verified", "the email is verified already");
   const span = await deps.store.aggregateSpan("user", user.id);
   const { committed, verificationCode } = await sendEmailCode(deps, caller, organization, user, user.email ?? "", input.returnCode, { writes: [], events: [] });

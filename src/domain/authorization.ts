@@ -1,6 +1,6 @@
 import { permissionDenied } from "./errors.js";
 import type { Membership, Principal } from "./principal.js";
-import { type Permission, roleGrants } from "./roles.js";
+import { type Permission, permissionsOf, roleGrants } from "./roles.js";
 
 /**
  * What a permission is needed on: always an organization, and for project- and grant-scoped
@@ -54,4 +54,68 @@ export function hasAnyRoleIn(principal: Principal, orgId: string): boolean {
   return principal.memberships.some(
     (membership) => membership.roles.length > 0 && (membership.level === "instance" || membership.ownerOrgId === orgId),
   );
+}
+
+/** The scope a membership's permissions apply to, as `can` checks it. */
+export function scopeOfMembership(membership: Omit<Membership, "roles">): Scope | "instance" {
+  switch (membership.level) {
+    case "instance":
+      return "instance";
+    case "org":
+      return { orgId: membership.scopeId };
+    case "project":
+      return { orgId: membership.ownerOrgId, projectId: membership.scopeId };
+    case "project_grant":
+      return { orgId: membership.ownerOrgId, ...(membership.projectId ? { projectId: membership.projectId } : {}), grantId: membership.scopeId };
+  }
+}
+
+function describeScope(scope: Scope | "instance"): string {
+  if (scope === "instance") return "instance";
+  if (scope.grantId) return `project_grant:${scope.grantId}`;
+  if (scope.projectId) return `project:${scope.projectId}`;
+  return `org:${scope.orgId}`;
+}
+
+function holds(principal: Principal, permission: Permission, scope: Scope | "instance"): boolean {
+  return scope === "instance" ? canInstanceWide(principal, permission) : can(principal, permission, scope);
+}
+
+/**
+ * THE privilege ceiling for acting on another principal's credentials or identity (tokens, email,
+ * codes): the caller must hold every permission the target holds, in every scope it holds it.
+ * Otherwise a user manager could mint a token for the instance owner and become it. Acting on
+ * oneself is always within the ceiling.
+ */
+export function requireCoversPrincipal(caller: Principal, targetMemberships: readonly Membership[]): void {
+  for (const membership of targetMemberships) {
+    const scope = scopeOfMembership(membership);
+    for (const role of membership.roles) {
+      const missing = permissionsOf(role).find((permission) => !holds(caller, permission, scope));
+      if (missing) {
+        throw permissionDenied("principal.privileged", "the target user holds permissions the caller does not hold", {
+          permission: missing,
+          scope: describeScope(scope),
+        });
+      }
+    }
+  }
+}
+
+/**
+ * The ceiling for granting roles: the caller must itself hold every permission of each role, in the
+ * scope the role is granted in, so nobody hands out (to itself or an accomplice) more than it has.
+ */
+export function requireCanGrantRoles(caller: Principal, roles: readonly string[], where: Omit<Membership, "roles">): void {
+  const scope = scopeOfMembership(where);
+  for (const role of roles) {
+    const missing = permissionsOf(role).find((permission) => !holds(caller, permission, scope));
+    if (missing) {
+      throw permissionDenied("role.not_grantable", `granting ${role} needs every permission of it, and ${missing} is missing`, {
+        role,
+        permission: missing,
+        scope: describeScope(scope),
+      });
+    }
+  }
 }

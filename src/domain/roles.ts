@@ -82,6 +82,11 @@ export function roleGrants(role: string, permission: Permission): boolean {
   return permissionSets.get(role)?.has(permission) ?? false;
 }
 
+/** Every permission a role grants; none for an unknown role name. */
+export function permissionsOf(role: string): readonly Permission[] {
+  return [...(permissionSets.get(role) ?? [])];
+}
+
 /** The roles that may be granted at `level`, for error messages and validation. */
 export function rolesOfLevel(level: MembershipLevel): string[] {
   return Object.entries(ROLES)

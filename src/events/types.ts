@@ -7,6 +7,7 @@ export const EventType = {
   orgMemberAdded: "org.member.added",
   machineUserAdded: "user.machine.added",
   personalAccessTokenAdded: "user.pat.added",
+  personalAccessTokenRemoved: "user.pat.removed",
   humanUserAdded: "user.human.added",
   userCodeAdded: "user.code.added",
   userEmailChanged: "user.email.changed",

@@ -80,6 +80,14 @@ export function createSqliteStore(options: SqliteOptions): Store {
     async findTokenById(id) {
       return tokenById.get({ id });
     },
+    async listTokensOfUser(userId) {
+      return db
+        .select()
+        .from(personalAccessTokens)
+        .where(eq(personalAccessTokens.userId, userId))
+        .orderBy(asc(personalAccessTokens.createdAt), asc(sql`rowid`))
+        .all();
+    },
     async listMembershipsOfUser(userId) {
       return membershipsOfUser.all({ userId });
     },

@@ -36,6 +36,9 @@ export function createSqliteWrites(db: GatehouseDb) {
       case "token.insert":
         db.insert(personalAccessTokens).values(write.row).run();
         return;
+      case "token.delete":
+        if (db.delete(personalAccessTokens).where(eq(personalAccessTokens.id, write.id)).run().changes === 0) throw conditionFailed("the token is gone");
+        return;
       case "membership.insert":
         db.insert(memberships).values(write.row).run();
         return;

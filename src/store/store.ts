@@ -49,6 +49,8 @@ export type RowWrite =
   | { kind: "outbox.failed"; id: string; attempts: number }
   | { kind: "outbox.copied"; id: string; at: number }
   | { kind: "token.insert"; row: TokenRow }
+  /** Conditional: a token removed concurrently fails the commit (`store.condition_failed`). */
+  | { kind: "token.delete"; id: string }
   | { kind: "membership.insert"; row: MembershipRow }
   | { kind: "membership.delete"; id: string }
   | { kind: "project.insert"; row: ProjectRow }
@@ -99,6 +101,8 @@ export interface Store {
   findOrganizationById(id: string): Promise<OrganizationRow | undefined>;
   findUserById(id: string): Promise<UserRow | undefined>;
   findTokenById(id: string): Promise<TokenRow | undefined>;
+  /** A user's personal access tokens, oldest first. */
+  listTokensOfUser(userId: string): Promise<TokenRow[]>;
   listIdpLinksOfUser(userId: string): Promise<UserIdpLinkRow[]>;
   /** The user's pending code of a kind, if any. */
   findCode(userId: string, kind: OneTimeCodeRow["kind"]): Promise<OneTimeCodeRow | undefined>;

@@ -87,13 +87,47 @@ describe.each(PROTOCOLS)("VerifyEmail (SPEC 4.6) over %s", (protocol) => {
     await t.clients.client(UserService, protocol, { token }).verifyEmail({ userId, verificationCode: code });
   });
 
-  it("records every attempt, failed or not, as an event", async () => {
+  it("records every attempt against a pending code as an event, and none once no code is pending", async () => {
     const { userId, code } = await newUser();
     await failure(admin(protocol).verifyEmail({ userId, verificationCode: wrong(code) }));
     await admin(protocol).verifyEmail({ userId, verificationCode: code });
     await failure(admin(protocol).verifyEmail({ userId, verificationCode: code }));
     const types = (await eventTypes(userId)).filter((type) => type.startsWith("user.email."));
-    expect(types).toEqual(["user.email.verification.failed", "user.email.verified", "user.email.verification.failed"]);
+    expect(types).toEqual(["user.email.verification.failed", "user.email.verified"]);
+  });
+});
+
+describe("VerifyEmail keeps the audit log bounded", () => {
+  const emailEvents = async (userId: string) => (await eventTypes(userId)).filter((type) => type.startsWith("user.email."));
+
+  it("appends at most five events per code, however many guesses follow, and none for an expired code", async () => {
+    const { userId, code } = await newUser();
+    for (let attempt = 0; attempt < 12; attempt++) await failure(admin().verifyEmail({ userId, verificationCode: wrong(code) }));
+    expect(await failure(admin().verifyEmail({ userId, verificationCode: code }))).toMatchObject({ reason: "email_code.exhausted" });
+    expect(await emailEvents(userId)).toEqual(Array(5).fill("user.email.verification.failed"));
+
+    const expiring = await newUser();
+    t.server.clock.advance(3_600_000);
+    try {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        expect(await failure(admin().verifyEmail({ userId: expiring.userId, verificationCode: expiring.code }))).toMatchObject({ reason: "email_code.expired" });
+      }
+    } finally {
+      t.server.clock.advance(-3_600_000);
+    }
+    expect(await emailEvents(expiring.userId)).toEqual([]);
+  });
+
+  it("appends no event when no code was ever sent", async () => {
+    const { userId } = await admin().createHumanUser({
+      userName: `verified-${++n}`,
+      profile: { firstName: "Pre", lastName: "Verified" },
+      email: { email: `verified-${n}@example.com`, isEmailVerified: true },
+      password: "Sup3r-secret!",
+    });
+    expect(await failure(admin().verifyEmail({ userId, verificationCode: "ABC123" }))).toMatchObject({ code: Code.FailedPrecondition, reason: "email.already_verified" });
+    await admin().setEmail({ userId, email: `unverified-${n}@example.com`, isVerified: true });
+    expect(await emailEvents(userId)).toEqual(["user.email.changed"]);
   });
 });
 
@@ -126,6 +160,10 @@ describe("VerifyEmail status codes", () => {
     const { organizationId } = await t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken }).createOrganization({ name: "Strangers" });
     const stranger = await createActor(t.clients, t.server.adminToken, organizationId, "stranger", ["ORG_OWNER"]);
     expect((await post({ userId, verificationCode: code }, stranger.token)).status).toBe(403);
+    // Existence is not revealed: an unknown id answers the stranger exactly as an existing user does.
+    const unknown = await post({ userId: "nobody-here", verificationCode: code }, stranger.token);
+    const existing = await post({ userId, verificationCode: code }, stranger.token);
+    expect([unknown.status, (await unknown.json()) as unknown]).toEqual([existing.status, (await existing.json()) as unknown]);
     try {
       await t.clients.client(UserService, "grpc-h2c", { token: stranger.token }).verifyEmail({ userId, verificationCode: code });
       expect.fail("should fail");

@@ -4,11 +4,13 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { UserService } from "../../../gen/gatehouse/admin/v1/user_pb.js";
 import { resendEmailCode, setEmail, verifyEmail } from "../../commands/email-verification.js";
 import { createHumanUser } from "../../commands/human-user.js";
-import { addPersonalAccessToken, createMachineUser } from "../../commands/user.js";
+import { addPersonalAccessToken, removePersonalAccessToken } from "../../commands/personal-access-token.js";
+import { createMachineUser } from "../../commands/user.js";
 import type { Deps } from "../../context.js";
+import { listPersonalAccessTokens } from "../../queries/personal-access-token.js";
 import { getUser, listUsers } from "../../queries/user.js";
 import { callerOf } from "../caller.js";
-import { optionalDate, toDetailsMessage } from "../convert.js";
+import { optionalDate, optionalTimestamp, toDetailsMessage } from "../convert.js";
 import { toUserMessage } from "./convert.js";
 
 export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
@@ -64,6 +66,21 @@ export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
       const expirationDate = optionalDate(request.expirationDate);
       const result = await addPersonalAccessToken(deps, callerOf(context), { userId: request.userId, ...(expirationDate ? { expirationDate } : {}) });
       return { tokenId: result.tokenId, token: result.token, details: toDetailsMessage(result.details) };
+    },
+    async listPersonalAccessTokens(request, context) {
+      const tokens = await listPersonalAccessTokens(deps, callerOf(context), request.userId);
+      return {
+        details: { totalResult: BigInt(tokens.length) },
+        tokens: tokens.map((token) => ({
+          tokenId: token.tokenId,
+          creationDate: optionalTimestamp(token.creationDate),
+          expirationDate: optionalTimestamp(token.expirationDate),
+        })),
+      };
+    },
+    async removePersonalAccessToken(request, context) {
+      const { details } = await removePersonalAccessToken(deps, callerOf(context), request);
+      return { details: toDetailsMessage(details) };
     },
   };
 }

@@ -1,4 +1,4 @@
-import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { users } from "./user.js";
 
 /** Personal access tokens. Only a SHA-256 of the secret part is stored; the token is shown once. */
@@ -11,4 +11,7 @@ export const personalAccessTokens = sqliteTable("personal_access_tokens", {
   /** Milliseconds since the epoch; null for a token that does not expire. */
   expiresAt: integer("expires_at"),
   createdAt: integer("created_at").notNull(),
-});
+}, (table) => [
+  // ListPersonalAccessTokens and the cascade when a user goes.
+  index("personal_access_tokens_user").on(table.userId),
+]);

@@ -135,6 +135,8 @@ export const InstanceService: GenService<{
    * Needs `iam.member.write` (IAM_OWNER).
    * Errors: invalid_argument (`member.role_invalid` for a role that is not an instance role),
    * failed_precondition (`user.not_found` for an unknown user), already_exists (`member.already_exists`).
+   * Privilege ceiling: the caller must itself hold every permission of each role it grants, in this scope
+   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`).
    *
    * @generated from rpc gatehouse.admin.v1.InstanceService.AddInstanceMember
    */

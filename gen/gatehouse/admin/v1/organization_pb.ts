@@ -213,6 +213,8 @@ export const OrganizationService: GenService<{
    * Errors: invalid_argument (`member.role_invalid` for a role that is not an organization role:
    * ORG_OWNER, ORG_OWNER_VIEWER, ORG_USER_MANAGER, ORG_SETTINGS_MANAGER), failed_precondition
    * (`user.not_found`), already_exists (`member.already_exists`).
+   * Privilege ceiling: the caller must itself hold every permission of each role it grants, in this scope
+   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`).
    *
    * @generated from rpc gatehouse.admin.v1.OrganizationService.AddOrganizationMember
    */

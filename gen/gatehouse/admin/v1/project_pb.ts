@@ -674,6 +674,8 @@ export const ProjectService: GenService<{
    * Needs `project.member.write` for that project.
    * Errors: not_found (`project.not_found`), failed_precondition (`user.not_found`), invalid_argument
    * (`member.role_invalid`), already_exists (`member.already_exists`).
+   * Privilege ceiling: the caller must itself hold every permission of each role it grants, in this scope
+   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`).
    *
    * @generated from rpc gatehouse.admin.v1.ProjectService.AddProjectMember
    */
@@ -716,6 +718,8 @@ export const ProjectService: GenService<{
    * Errors: not_found (`project.not_found`, `project.grant.not_found`: both must exist in the selected
    * organization), failed_precondition (`user.not_found`), invalid_argument (`member.role_invalid`
    * naming the bad role), already_exists (`member.already_exists`).
+   * Privilege ceiling: the caller must itself hold every permission of each role it grants, in this scope
+   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`).
    *
    * @generated from rpc gatehouse.admin.v1.ProjectService.AddProjectGrantMember
    */

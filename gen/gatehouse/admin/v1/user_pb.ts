@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/admin/v1/user.proto.
  */
 export const file_gatehouse_admin_v1_user: GenFile = /*@__PURE__*/
-  fileDesc("Ch1nYXRlaG91c2UvYWRtaW4vdjEvdXNlci5wcm90bxISZ2F0ZWhvdXNlLmFkbWluLnYxIuABCgdQcm9maWxlEh4KCmZpcnN0X25hbWUYASABKAlCCrpIB3IFEAEYyAESHQoJbGFzdF9uYW1lGAIgASgJQgq6SAdyBRABGMgBEhsKCW5pY2tfbmFtZRgDIAEoCUIIukgFcgMYyAESHgoMZGlzcGxheV9uYW1lGAQgASgJQgi6SAVyAxjIARIjChJwcmVmZXJyZWRfbGFuZ3VhZ2UYBSABKAlCB7pIBHICGAoSNAoGZ2VuZGVyGAYgASgOMhouZ2F0ZWhvdXNlLmFkbWluLnYxLkdlbmRlckIIukgFggECEAEiPQoFRW1haWwSGQoFZW1haWwYASABKAlCCrpIB3IFEAEYyAESGQoRaXNfZW1haWxfdmVyaWZpZWQYAiABKAgiPAoFUGhvbmUSGAoFcGhvbmUYASABKAlCCbpIBnIEEAEYMhIZChFpc19waG9uZV92ZXJpZmllZBgCIAEoCCIrCg5IYXNoZWRQYXNzd29yZBIZCgV2YWx1ZRgBIAEoCUIKukgHcgUQARiACCJuCgdJZHBMaW5rEh0KCWNvbmZpZ19pZBgBIAEoCUIKukgHcgUQARjIARIkChBleHRlcm5hbF91c2VyX2lkGAIgASgJQgq6SAdyBRABGMgBEh4KDGRpc3BsYXlfbmFtZRgDIAEoCUIIukgFcgMYyAEiwAMKFkNyZWF0ZUh1bWFuVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEjQKB3Byb2ZpbGUYAiABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuUHJvZmlsZUIGukgDyAEBEjAKBWVtYWlsGAMgASgLMhkuZ2F0ZWhvdXNlLmFkbWluLnYxLkVtYWlsQga6SAPIAQESKAoFcGhvbmUYBCABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSGgoIcGFzc3dvcmQYBSABKAlCCLpIBXIDGIAIEjsKD2hhc2hlZF9wYXNzd29yZBgGIAEoCzIiLmdhdGVob3VzZS5hZG1pbi52MS5IYXNoZWRQYXNzd29yZBIgChhwYXNzd29yZF9jaGFuZ2VfcmVxdWlyZWQYByABKAgSKQohcmVxdWVzdF9wYXNzd29yZGxlc3NfcmVnaXN0cmF0aW9uGAggASgIEhoKCG90cF9jb2RlGAkgASgJQgi6SAVyAxiAARIzCgRpZHBzGAogAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmtCCLpIBZIBAhAUIogBChhQYXNzd29yZGxlc3NSZWdpc3RyYXRpb24SDAoEbGluaxgBIAEoCRIvCghsaWZldGltZRgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkICGAESLQoKZXhwaXJhdGlvbhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKpAQoXQ3JlYXRlSHVtYW5Vc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSTwoZcGFzc3dvcmRsZXNzX3JlZ2lzdHJhdGlvbhgDIAEoCzIsLmdhdGVob3VzZS5hZG1pbi52MS5QYXNzd29yZGxlc3NSZWdpc3RyYXRpb24iVwoSVmVyaWZ5RW1haWxSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESJAoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlCCbpIBnIEEAEYFCJDChNWZXJpZnlFbWFpbFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJyChhDcmVhdGVNYWNoaW5lVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEhgKBG5hbWUYAiABKAlCCrpIB3IFEAEYyAESHQoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDGPQDIloKGUNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiLQoOR2V0VXNlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIASI5Cg9HZXRVc2VyUmVzcG9uc2USJgoEdXNlchgBIAEoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyIvIBCgRVc2VyEg8KB3VzZXJfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEiwKBXN0YXRlGAMgASgOMh0uZ2F0ZWhvdXNlLmFkbWluLnYxLlVzZXJTdGF0ZRIRCgl1c2VyX25hbWUYBCABKAkSLgoFaHVtYW4YBSABKAsyHS5nYXRlaG91c2UuYWRtaW4udjEuSHVtYW5Vc2VySAASMgoHbWFjaGluZRgGIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5NYWNoaW5lVXNlckgAQgYKBHR5cGUijQIKCUh1bWFuVXNlchIsCgdwcm9maWxlGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLlByb2ZpbGUSKAoFZW1haWwYAiABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuRW1haWwSKAoFcGhvbmUYAyABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSLgoJaWRwX2xpbmtzGAQgAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmsSFAoMaGFzX3Bhc3N3b3JkGAUgASgIEiAKGHBhc3N3b3JkX2NoYW5nZV9yZXF1aXJlZBgGIAEoCBIWCg5vdHBfY29uZmlndXJlZBgHIAEoCCIwCgtNYWNoaW5lVXNlchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIoMBChBMaXN0VXNlcnNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoJdXNlcl9uYW1lGAMgASgJQgi6SAVyAxjIARIXCgVlbWFpbBgEIAEoCUIIukgFcgMYyAEibgoRTGlzdFVzZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxInCgV1c2VycxgCIAMoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyInMKD1NldEVtYWlsUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBEhkKBWVtYWlsGAIgASgJQgq6SAdyBRABGMgBEhMKC2lzX3ZlcmlmaWVkGAMgASgIEhMKC3JldHVybl9jb2RlGAQgASgIInYKEFNldEVtYWlsUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEh4KEXZlcmlmaWNhdGlvbl9jb2RlGAIgASgJSACIAQFCFAoSX3ZlcmlmaWNhdGlvbl9jb2RlIkoKFlJlc2VuZEVtYWlsQ29kZVJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARITCgtyZXR1cm5fY29kZRgCIAEoCCJ9ChdSZXNlbmRFbWFpbENvZGVSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSHgoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlIAIgBAUIUChJfdmVyaWZpY2F0aW9uX2NvZGUicQodQWRkUGVyc29uYWxBY2Nlc3NUb2tlblJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIzCg9leHBpcmF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIm8KHkFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRIQCgh0b2tlbl9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCRIsCgdkZXRhaWxzGAMgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMqWAoGR2VuZGVyEhYKEkdFTkRFUl9VTlNQRUNJRklFRBAAEhEKDUdFTkRFUl9GRU1BTEUQARIPCgtHRU5ERVJfTUFMRRACEhIKDkdFTkRFUl9ESVZFUlNFEAMqVgoJVXNlclN0YXRlEhoKFlVTRVJfU1RBVEVfVU5TUEVDSUZJRUQQABIVChFVU0VSX1NUQVRFX0FDVElWRRABEhYKElVTRVJfU1RBVEVfSU5JVElBTBACMogHCgtVc2VyU2VydmljZRKGAQoPQ3JlYXRlSHVtYW5Vc2VyEiouZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZUh1bWFuVXNlclJlcXVlc3QaKy5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlSHVtYW5Vc2VyUmVzcG9uc2UiGoLT5JMCFDoBKiIPL3YxL3VzZXJzL2h1bWFuEosBCgtWZXJpZnlFbWFpbBImLmdhdGVob3VzZS5hZG1pbi52MS5WZXJpZnlFbWFpbFJlcXVlc3QaJy5nYXRlaG91c2UuYWRtaW4udjEuVmVyaWZ5RW1haWxSZXNwb25zZSIrgtPkkwIlOgEqIiAvdjEvdXNlcnMve3VzZXJfaWR9L2VtYWlsL3ZlcmlmeRJwChFDcmVhdGVNYWNoaW5lVXNlchIsLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVNYWNoaW5lVXNlclJlcXVlc3QaLS5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlTWFjaGluZVVzZXJSZXNwb25zZRJSCgdHZXRVc2VyEiIuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldFVzZXJSZXF1ZXN0GiMuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldFVzZXJSZXNwb25zZRJYCglMaXN0VXNlcnMSJC5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFVzZXJzUmVxdWVzdBolLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0VXNlcnNSZXNwb25zZRJVCghTZXRFbWFpbBIjLmdhdGVob3VzZS5hZG1pbi52MS5TZXRFbWFpbFJlcXVlc3QaJC5nYXRlaG91c2UuYWRtaW4udjEuU2V0RW1haWxSZXNwb25zZRJqCg9SZXNlbmRFbWFpbENvZGUSKi5nYXRlaG91c2UuYWRtaW4udjEuUmVzZW5kRW1haWxDb2RlUmVxdWVzdBorLmdhdGVob3VzZS5hZG1pbi52MS5SZXNlbmRFbWFpbENvZGVSZXNwb25zZRJ/ChZBZGRQZXJzb25hbEFjY2Vzc1Rva2VuEjEuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0GjIuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("Ch1nYXRlaG91c2UvYWRtaW4vdjEvdXNlci5wcm90bxISZ2F0ZWhvdXNlLmFkbWluLnYxIuABCgdQcm9maWxlEh4KCmZpcnN0X25hbWUYASABKAlCCrpIB3IFEAEYyAESHQoJbGFzdF9uYW1lGAIgASgJQgq6SAdyBRABGMgBEhsKCW5pY2tfbmFtZRgDIAEoCUIIukgFcgMYyAESHgoMZGlzcGxheV9uYW1lGAQgASgJQgi6SAVyAxjIARIjChJwcmVmZXJyZWRfbGFuZ3VhZ2UYBSABKAlCB7pIBHICGAoSNAoGZ2VuZGVyGAYgASgOMhouZ2F0ZWhvdXNlLmFkbWluLnYxLkdlbmRlckIIukgFggECEAEiPQoFRW1haWwSGQoFZW1haWwYASABKAlCCrpIB3IFEAEYyAESGQoRaXNfZW1haWxfdmVyaWZpZWQYAiABKAgiPAoFUGhvbmUSGAoFcGhvbmUYASABKAlCCbpIBnIEEAEYMhIZChFpc19waG9uZV92ZXJpZmllZBgCIAEoCCIrCg5IYXNoZWRQYXNzd29yZBIZCgV2YWx1ZRgBIAEoCUIKukgHcgUQARiACCJuCgdJZHBMaW5rEh0KCWNvbmZpZ19pZBgBIAEoCUIKukgHcgUQARjIARIkChBleHRlcm5hbF91c2VyX2lkGAIgASgJQgq6SAdyBRABGMgBEh4KDGRpc3BsYXlfbmFtZRgDIAEoCUIIukgFcgMYyAEiwAMKFkNyZWF0ZUh1bWFuVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEjQKB3Byb2ZpbGUYAiABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuUHJvZmlsZUIGukgDyAEBEjAKBWVtYWlsGAMgASgLMhkuZ2F0ZWhvdXNlLmFkbWluLnYxLkVtYWlsQga6SAPIAQESKAoFcGhvbmUYBCABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSGgoIcGFzc3dvcmQYBSABKAlCCLpIBXIDGIAIEjsKD2hhc2hlZF9wYXNzd29yZBgGIAEoCzIiLmdhdGVob3VzZS5hZG1pbi52MS5IYXNoZWRQYXNzd29yZBIgChhwYXNzd29yZF9jaGFuZ2VfcmVxdWlyZWQYByABKAgSKQohcmVxdWVzdF9wYXNzd29yZGxlc3NfcmVnaXN0cmF0aW9uGAggASgIEhoKCG90cF9jb2RlGAkgASgJQgi6SAVyAxiAARIzCgRpZHBzGAogAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmtCCLpIBZIBAhAUIogBChhQYXNzd29yZGxlc3NSZWdpc3RyYXRpb24SDAoEbGluaxgBIAEoCRIvCghsaWZldGltZRgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkICGAESLQoKZXhwaXJhdGlvbhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKpAQoXQ3JlYXRlSHVtYW5Vc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSTwoZcGFzc3dvcmRsZXNzX3JlZ2lzdHJhdGlvbhgDIAEoCzIsLmdhdGVob3VzZS5hZG1pbi52MS5QYXNzd29yZGxlc3NSZWdpc3RyYXRpb24iVwoSVmVyaWZ5RW1haWxSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESJAoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlCCbpIBnIEEAEYFCJDChNWZXJpZnlFbWFpbFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJyChhDcmVhdGVNYWNoaW5lVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEhgKBG5hbWUYAiABKAlCCrpIB3IFEAEYyAESHQoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDGPQDIloKGUNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiLQoOR2V0VXNlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIASI5Cg9HZXRVc2VyUmVzcG9uc2USJgoEdXNlchgBIAEoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyIvIBCgRVc2VyEg8KB3VzZXJfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEiwKBXN0YXRlGAMgASgOMh0uZ2F0ZWhvdXNlLmFkbWluLnYxLlVzZXJTdGF0ZRIRCgl1c2VyX25hbWUYBCABKAkSLgoFaHVtYW4YBSABKAsyHS5nYXRlaG91c2UuYWRtaW4udjEuSHVtYW5Vc2VySAASMgoHbWFjaGluZRgGIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5NYWNoaW5lVXNlckgAQgYKBHR5cGUijQIKCUh1bWFuVXNlchIsCgdwcm9maWxlGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLlByb2ZpbGUSKAoFZW1haWwYAiABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuRW1haWwSKAoFcGhvbmUYAyABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSLgoJaWRwX2xpbmtzGAQgAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmsSFAoMaGFzX3Bhc3N3b3JkGAUgASgIEiAKGHBhc3N3b3JkX2NoYW5nZV9yZXF1aXJlZBgGIAEoCBIWCg5vdHBfY29uZmlndXJlZBgHIAEoCCIwCgtNYWNoaW5lVXNlchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIoMBChBMaXN0VXNlcnNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoJdXNlcl9uYW1lGAMgASgJQgi6SAVyAxjIARIXCgVlbWFpbBgEIAEoCUIIukgFcgMYyAEibgoRTGlzdFVzZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxInCgV1c2VycxgCIAMoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyInMKD1NldEVtYWlsUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBEhkKBWVtYWlsGAIgASgJQgq6SAdyBRABGMgBEhMKC2lzX3ZlcmlmaWVkGAMgASgIEhMKC3JldHVybl9jb2RlGAQgASgIInYKEFNldEVtYWlsUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEh4KEXZlcmlmaWNhdGlvbl9jb2RlGAIgASgJSACIAQFCFAoSX3ZlcmlmaWNhdGlvbl9jb2RlIkoKFlJlc2VuZEVtYWlsQ29kZVJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARITCgtyZXR1cm5fY29kZRgCIAEoCCJ9ChdSZXNlbmRFbWFpbENvZGVSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSHgoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlIAIgBAUIUChJfdmVyaWZpY2F0aW9uX2NvZGUicQodQWRkUGVyc29uYWxBY2Nlc3NUb2tlblJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIzCg9leHBpcmF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIm8KHkFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRIQCgh0b2tlbl9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCRIsCgdkZXRhaWxzGAMgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiPgofTGlzdFBlcnNvbmFsQWNjZXNzVG9rZW5zUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBIo0BCiBMaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXNwb25zZRIwCgdkZXRhaWxzGAEgASgLMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3REZXRhaWxzEjcKBnRva2VucxgCIAMoCzInLmdhdGVob3VzZS5hZG1pbi52MS5QZXJzb25hbEFjY2Vzc1Rva2VuIo8BChNQZXJzb25hbEFjY2Vzc1Rva2VuEhAKCHRva2VuX2lkGAEgASgJEjEKDWNyZWF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD2V4cGlyYXRpb25fZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiXQogUmVtb3ZlUGVyc29uYWxBY2Nlc3NUb2tlblJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIcCgh0b2tlbl9pZBgCIAEoCUIKukgHcgUQARjIASJRCiFSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzKlgKBkdlbmRlchIWChJHRU5ERVJfVU5TUEVDSUZJRUQQABIRCg1HRU5ERVJfRkVNQUxFEAESDwoLR0VOREVSX01BTEUQAhISCg5HRU5ERVJfRElWRVJTRRADKlYKCVVzZXJTdGF0ZRIaChZVU0VSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRVVNFUl9TVEFURV9BQ1RJVkUQARIWChJVU0VSX1NUQVRFX0lOSVRJQUwQAjKbCQoLVXNlclNlcnZpY2UShgEKD0NyZWF0ZUh1bWFuVXNlchIqLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVIdW1hblVzZXJSZXF1ZXN0GisuZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZUh1bWFuVXNlclJlc3BvbnNlIhqC0+STAhQ6ASoiDy92MS91c2Vycy9odW1hbhKLAQoLVmVyaWZ5RW1haWwSJi5nYXRlaG91c2UuYWRtaW4udjEuVmVyaWZ5RW1haWxSZXF1ZXN0GicuZ2F0ZWhvdXNlLmFkbWluLnYxLlZlcmlmeUVtYWlsUmVzcG9uc2UiK4LT5JMCJToBKiIgL3YxL3VzZXJzL3t1c2VyX2lkfS9lbWFpbC92ZXJpZnkScAoRQ3JlYXRlTWFjaGluZVVzZXISLC5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlTWFjaGluZVVzZXJSZXF1ZXN0Gi0uZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USUgoHR2V0VXNlchIiLmdhdGVob3VzZS5hZG1pbi52MS5HZXRVc2VyUmVxdWVzdBojLmdhdGVob3VzZS5hZG1pbi52MS5HZXRVc2VyUmVzcG9uc2USWAoJTGlzdFVzZXJzEiQuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RVc2Vyc1JlcXVlc3QaJS5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFVzZXJzUmVzcG9uc2USVQoIU2V0RW1haWwSIy5nYXRlaG91c2UuYWRtaW4udjEuU2V0RW1haWxSZXF1ZXN0GiQuZ2F0ZWhvdXNlLmFkbWluLnYxLlNldEVtYWlsUmVzcG9uc2USagoPUmVzZW5kRW1haWxDb2RlEiouZ2F0ZWhvdXNlLmFkbWluLnYxLlJlc2VuZEVtYWlsQ29kZVJlcXVlc3QaKy5nYXRlaG91c2UuYWRtaW4udjEuUmVzZW5kRW1haWxDb2RlUmVzcG9uc2USfwoWQWRkUGVyc29uYWxBY2Nlc3NUb2tlbhIxLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBoyLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2UShQEKGExpc3RQZXJzb25hbEFjY2Vzc1Rva2VucxIzLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXF1ZXN0GjQuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1Jlc3BvbnNlEogBChlSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuEjQuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0GjUuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Profile of a human user.
@@ -888,6 +888,131 @@ export const AddPersonalAccessTokenResponseSchema: GenMessage<AddPersonalAccessT
   messageDesc(file_gatehouse_admin_v1_user, 24);
 
 /**
+ * @generated from message gatehouse.admin.v1.ListPersonalAccessTokensRequest
+ */
+export type ListPersonalAccessTokensRequest = Message<"gatehouse.admin.v1.ListPersonalAccessTokensRequest"> & {
+  /**
+   * Id of a user of the selected organization (or the caller's own id).
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListPersonalAccessTokensRequest.
+ * Use `create(ListPersonalAccessTokensRequestSchema)` to create a new message.
+ */
+export const ListPersonalAccessTokensRequestSchema: GenMessage<ListPersonalAccessTokensRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 25);
+
+/**
+ * @generated from message gatehouse.admin.v1.ListPersonalAccessTokensResponse
+ */
+export type ListPersonalAccessTokensResponse = Message<"gatehouse.admin.v1.ListPersonalAccessTokensResponse"> & {
+  /**
+   * Total count; every token is in this one response.
+   *
+   * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * The user's tokens, oldest first.
+   *
+   * @generated from field: repeated gatehouse.admin.v1.PersonalAccessToken tokens = 2;
+   */
+  tokens: PersonalAccessToken[];
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListPersonalAccessTokensResponse.
+ * Use `create(ListPersonalAccessTokensResponseSchema)` to create a new message.
+ */
+export const ListPersonalAccessTokensResponseSchema: GenMessage<ListPersonalAccessTokensResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 26);
+
+/**
+ * A personal access token as it can be read back: never the token or its hash.
+ *
+ * @generated from message gatehouse.admin.v1.PersonalAccessToken
+ */
+export type PersonalAccessToken = Message<"gatehouse.admin.v1.PersonalAccessToken"> & {
+  /**
+   * Id of the token (the part of the token before its secret).
+   *
+   * @generated from field: string token_id = 1;
+   */
+  tokenId: string;
+
+  /**
+   * When the token was created.
+   *
+   * @generated from field: google.protobuf.Timestamp creation_date = 2;
+   */
+  creationDate?: Timestamp | undefined;
+
+  /**
+   * When the token stops working; absent for a token that does not expire.
+   *
+   * @generated from field: google.protobuf.Timestamp expiration_date = 3;
+   */
+  expirationDate?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.PersonalAccessToken.
+ * Use `create(PersonalAccessTokenSchema)` to create a new message.
+ */
+export const PersonalAccessTokenSchema: GenMessage<PersonalAccessToken> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 27);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemovePersonalAccessTokenRequest
+ */
+export type RemovePersonalAccessTokenRequest = Message<"gatehouse.admin.v1.RemovePersonalAccessTokenRequest"> & {
+  /**
+   * Id of a user of the selected organization (or the caller's own id).
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * Id of one of that user's tokens.
+   *
+   * @generated from field: string token_id = 2;
+   */
+  tokenId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemovePersonalAccessTokenRequest.
+ * Use `create(RemovePersonalAccessTokenRequestSchema)` to create a new message.
+ */
+export const RemovePersonalAccessTokenRequestSchema: GenMessage<RemovePersonalAccessTokenRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 28);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemovePersonalAccessTokenResponse
+ */
+export type RemovePersonalAccessTokenResponse = Message<"gatehouse.admin.v1.RemovePersonalAccessTokenResponse"> & {
+  /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemovePersonalAccessTokenResponse.
+ * Use `create(RemovePersonalAccessTokenResponseSchema)` to create a new message.
+ */
+export const RemovePersonalAccessTokenResponseSchema: GenMessage<RemovePersonalAccessTokenResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 29);
+
+/**
  * Gender of a human user.
  *
  * @generated from enum gatehouse.admin.v1.Gender
@@ -962,6 +1087,15 @@ export const UserStateSchema: GenEnum<UserState> = /*@__PURE__*/
  * caller's own organization when it is absent; a caller without permission there gets permission_denied,
  * also when that organization does not exist.
  *
+ * Privilege ceiling: a call that acts on another principal's credentials or identity
+ * (AddPersonalAccessToken, ListPersonalAccessTokens, RemovePersonalAccessToken, SetEmail, and
+ * ResendEmailCode with `return_code`) is allowed only when the caller's own permissions cover every
+ * permission the target user holds, in every scope the target holds it (an IAM_OWNER target needs an
+ * IAM_OWNER caller; an ORG_OWNER of organization B needs a caller with those permissions in B).
+ * Otherwise permission_denied, reason `principal.privileged`, ErrorInfo metadata `permission` (the first
+ * permission not covered) and `scope`. So no caller can mint a token for, or take over the email of,
+ * a principal that holds more than itself.
+ *
  * @generated from service gatehouse.admin.v1.UserService
  */
 export const UserService: GenService<{
@@ -992,11 +1126,16 @@ export const UserService: GenService<{
    * Verifies the user's email with the code generated by the last set-email request (SPEC 4.6).
    *
    * Allowed for the user themself, or a caller with `user.write` in the user's organization; others get
-   * permission_denied (403). Every attempt, failed or not, is recorded as an event.
+   * permission_denied (403), for an unknown id too, so they cannot learn which users exist. Only a
+   * caller with `user.write` in every organization (IAM_OWNER) gets not_found for an unknown id.
+   * The code matches case-insensitively, surrounding white space ignored.
+   * Every attempt against a pending code (right or wrong; at most five per code) is recorded as an
+   * event; an attempt when no code is pending (none sent, used, exhausted, expired) appends none.
    * Errors: not_found (`user.not_found`, 404), invalid_argument (`email_code.invalid` for a wrong code, or
    * when no code is pending and the email is unverified; `email_code.expired`), failed_precondition
    * (`email_code.exhausted` after five wrong attempts, even for the right code; `email.already_verified`
-   * when no code is pending — e.g. a code used already — and the email is verified).
+   * when no code is pending — e.g. a code used already — and the email is verified; `user.not_human`
+   * for a machine user, which has no email).
    * The response `details` carry no `creation_date`; `resource_owner` is the user's organization.
    *
    * @generated from rpc gatehouse.admin.v1.UserService.VerifyEmail
@@ -1045,7 +1184,9 @@ export const UserService: GenService<{
    * Sets a new email address on a human user and, unless it is marked verified, generates a new
    * verification code (voiding the previous one) and sends it by mail.
    * Needs `user.write` in the selected organization.
-   * Errors: not_found (`user.not_found`), failed_precondition (`user.not_human`), invalid_argument (`email.invalid`).
+   * The privilege ceiling applies (see the service comment).
+   * Errors: not_found (`user.not_found`), failed_precondition (`user.not_human`), invalid_argument (`email.invalid`),
+   * permission_denied (`principal.privileged`).
    *
    * @generated from rpc gatehouse.admin.v1.UserService.SetEmail
    */
@@ -1057,7 +1198,10 @@ export const UserService: GenService<{
   /**
    * Generates a new email verification code (voiding the previous one) and sends it by mail.
    * Needs `user.write` in the selected organization.
-   * Errors: not_found (`user.not_found`), failed_precondition (`email.already_verified`, `user.not_human`).
+   * With `return_code` the caller receives a credential of the user, so the privilege ceiling applies
+   * (see the service comment).
+   * Errors: not_found (`user.not_found`), failed_precondition (`email.already_verified`, `user.not_human`),
+   * permission_denied (`principal.privileged`).
    *
    * @generated from rpc gatehouse.admin.v1.UserService.ResendEmailCode
    */
@@ -1068,9 +1212,11 @@ export const UserService: GenService<{
   },
   /**
    * Creates a personal access token for a user (machine or human). The token is returned once and
-   * stored only as a hash. Needs `user.write` in the selected organization.
+   * stored only as a hash. Needs `user.write` in the selected organization and the privilege ceiling
+   * (see the service comment): a token is a credential of the target, so the caller must already hold
+   * everything the target holds.
    * Errors: not_found (`user.not_found`), invalid_argument (`token.expiration_past` for an expiration
-   * date not in the future).
+   * date not in the future), permission_denied (`principal.privileged`).
    *
    * @generated from rpc gatehouse.admin.v1.UserService.AddPersonalAccessToken
    */
@@ -1078,6 +1224,33 @@ export const UserService: GenService<{
     methodKind: "unary";
     input: typeof AddPersonalAccessTokenRequestSchema;
     output: typeof AddPersonalAccessTokenResponseSchema;
+  },
+  /**
+   * Lists a user's personal access tokens: ids and dates, never the token or its hash.
+   * A user may always list its own tokens; for another user: `user.write` in the selected organization
+   * and the privilege ceiling, as AddPersonalAccessToken.
+   * Errors: not_found (`user.not_found`), permission_denied (`principal.privileged`).
+   *
+   * @generated from rpc gatehouse.admin.v1.UserService.ListPersonalAccessTokens
+   */
+  listPersonalAccessTokens: {
+    methodKind: "unary";
+    input: typeof ListPersonalAccessTokensRequestSchema;
+    output: typeof ListPersonalAccessTokensResponseSchema;
+  },
+  /**
+   * Removes (revokes) a personal access token. The very next call with it is unauthenticated, on
+   * every protocol. A user may always remove its own tokens; for another user: `user.write` in the
+   * selected organization and the privilege ceiling, as AddPersonalAccessToken.
+   * Errors: not_found (`user.not_found`, `token.not_found` for a token that is not the user's or is
+   * already removed), permission_denied (`principal.privileged`).
+   *
+   * @generated from rpc gatehouse.admin.v1.UserService.RemovePersonalAccessToken
+   */
+  removePersonalAccessToken: {
+    methodKind: "unary";
+    input: typeof RemovePersonalAccessTokenRequestSchema;
+    output: typeof RemovePersonalAccessTokenResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gatehouse_admin_v1_user, 0);

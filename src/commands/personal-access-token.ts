@@ -1,0 +1,65 @@
+import { selectManagedUser, selectSelfOrManagedUser } from "../access/select-user.js";
+import type { Caller, Deps } from "../context.js";
+import { DomainError, invalidArgument, notFound } from "../domain/errors.js";
+import { issueToken } from "../domain/token.js";
+import { detailsOfChange } from "../events/details.js";
+import { EventType } from "../events/types.js";
+import { commitAs } from "./commit-as.js";
+
+/**
+ * Issues a personal access token for a user. A token is the user's credential, so besides
+ * `user.write` the caller must hold everything the user holds (the privilege ceiling).
+ */
+export async function addPersonalAccessToken(deps: Deps, caller: Caller, input: { userId: string; expirationDate?: Date }) {
+  const { organization, user } = await selectManagedUser(deps, caller, input.userId);
+  const at = deps.clock.now();
+  if (input.expirationDate && input.expirationDate.getTime() <= at.getTime()) {
+    throw invalidArgument("token.expiration_past", "the expiration date must be in the future", [
+      { field: "expiration_date", description: "must be in the future", rule: "token.expiration_past" },
+    ]);
+  }
+  const issued = issueToken(deps.ids.next());
+  const span = await deps.store.aggregateSpan("user", user.id);
+  const events = await commitAs(deps, caller, {
+    writes: [
+      {
+        kind: "token.insert",
+        row: { id: issued.tokenId, userId: user.id, secretHash: issued.secretHash, expiresAt: input.expirationDate?.getTime() ?? null, createdAt: at.getTime() },
+      },
+    ],
+    events: [
+      {
+        aggregateType: "user",
+        aggregateId: user.id,
+        type: EventType.personalAccessTokenAdded,
+        // The token itself never enters the log.
+        payload: { tokenId: issued.tokenId, expirationDate: input.expirationDate?.toISOString() ?? null },
+        resourceOwner: organization.id,
+      },
+    ],
+  }, at);
+  return { tokenId: issued.tokenId, token: issued.token, details: detailsOfChange(events, span?.first) };
+}
+
+/**
+ * Revokes a token: the row goes, so the very next call with it is unauthenticated (tokens are read
+ * on every call). A user may always revoke its own tokens.
+ */
+export async function removePersonalAccessToken(deps: Deps, caller: Caller, input: { userId: string; tokenId: string }) {
+  const { organization, user } = await selectSelfOrManagedUser(deps, caller, input.userId);
+  const token = await deps.store.findTokenById(input.tokenId);
+  const gone = () => notFound("token.not_found", "the user has no such token", { tokenId: input.tokenId });
+  if (!token || token.userId !== user.id) throw gone();
+  const span = await deps.store.aggregateSpan("user", user.id);
+  try {
+    const events = await commitAs(deps, caller, {
+      writes: [{ kind: "token.delete", id: token.id }],
+      events: [{ aggregateType: "user", aggregateId: user.id, type: EventType.personalAccessTokenRemoved, payload: { tokenId: token.id }, resourceOwner: organization.id }],
+    });
+    return { details: detailsOfChange(events, span?.first) };
+  } catch (error) {
+    // Removed by a concurrent call between our read and our commit: it is gone either way.
+    if (error instanceof DomainError && error.reason === "store.condition_failed") throw gone();
+    throw error;
+  }
+}

@@ -1,0 +1,1 @@
+CREATE INDEX `personal_access_tokens_user` ON `personal_access_tokens` (`user_id`);
