@@ -15,17 +15,25 @@ import { commitAs } from "./commit-as.js";
 interface NewApplication {
   projectId: string;
   name: string;
-  settings: ApplicationSettings;
-  /** Whether to generate a client id, and a client secret (shown once, stored as SHA-256). */
-  credentials: "none" | "client_id" | "client_id_and_secret";
+  /**
+   * Checks the type-specific input and returns the settings to store and the credentials to make. Called only after the
+   * caller's permission on the project is established: validating settings (parsing SAML metadata
+   * most of all) is work a caller without rights must not be able to make the server do.
+   */
+  settingsOf: () => {
+    settings: ApplicationSettings;
+    /** Whether to generate a client id, and a client secret (shown once, stored as SHA-256). */
+    credentials: "none" | "client_id" | "client_id_and_secret";
+  };
 }
 
 /** Shared by the three create RPCs: the rules differ only in the settings they validate. */
 async function createApplication(deps: Deps, caller: Caller, input: NewApplication) {
   const { organization, project } = await selectProject(deps, caller, input.projectId, "project.app.write");
+  const { settings, credentials } = input.settingsOf();
   const appId = deps.ids.next();
-  const clientId = input.credentials === "none" ? null : deps.ids.next();
-  const clientSecret = input.credentials === "client_id_and_secret" ? randomSecret(32) : undefined;
+  const clientId = credentials === "none" ? null : deps.ids.next();
+  const clientSecret = credentials === "client_id_and_secret" ? randomSecret(32) : undefined;
   const events = await commitAs(deps, caller, {
     writes: [
       {
@@ -35,10 +43,10 @@ async function createApplication(deps: Deps, caller: Caller, input: NewApplicati
           projectId: project.id,
           name: input.name,
           nameKey: uniquenessKey(input.name),
-          type: input.settings.type,
+          type: settings.type,
           clientId,
           clientSecretHash: clientSecret ? sha256Hex(clientSecret) : null,
-          settings: input.settings,
+          settings,
         },
       },
     ],
@@ -48,7 +56,7 @@ async function createApplication(deps: Deps, caller: Caller, input: NewApplicati
         aggregateId: appId,
         type: EventType.applicationAdded,
         // Settings are public configuration; the secret is never part of the event.
-        payload: { projectId: project.id, name: input.name, clientId, settings: input.settings },
+        payload: { projectId: project.id, name: input.name, clientId, settings },
         resourceOwner: organization.id,
       },
     ],
@@ -61,13 +69,17 @@ export async function createOidcApplication(
   caller: Caller,
   input: { projectId: string; name: string; redirectUris: string[]; responseTypes: number[]; grantTypes: number[]; appType: number; authMethod: number },
 ) {
-  checkRedirectUris(input.redirectUris);
-  const settings = { type: "oidc" as const, redirectUris: input.redirectUris, ...oidcDefaults(input) };
   return createApplication(deps, caller, {
     projectId: input.projectId,
     name: input.name,
-    settings,
-    credentials: oidcUsesSecret(settings.authMethod) ? "client_id_and_secret" : "client_id",
+    settingsOf: () => {
+      checkRedirectUris(input.redirectUris);
+      const defaults = oidcDefaults(input);
+      return {
+        settings: { type: "oidc", redirectUris: input.redirectUris, ...defaults },
+        credentials: oidcUsesSecret(defaults.authMethod) ? "client_id_and_secret" : "client_id",
+      };
+    },
   });
 }
 
@@ -76,25 +88,29 @@ export async function createApiApplication(deps: Deps, caller: Caller, input: { 
   return createApplication(deps, caller, {
     projectId: input.projectId,
     name: input.name,
-    settings: { type: "api", authMethod },
-    credentials: apiUsesSecret(authMethod) ? "client_id_and_secret" : "client_id",
+    settingsOf: () => ({ settings: { type: "api", authMethod }, credentials: apiUsesSecret(authMethod) ? "client_id_and_secret" : "client_id" }),
   });
 }
 
+/** The metadata XML is parsed (bounded, see saml-metadata.ts) only once the caller may write apps in the project. */
 export async function createSamlApplication(
   deps: Deps,
   caller: Caller,
   input: { projectId: string; name: string; metadata: { xml: string } | { url: string } },
 ) {
-  let settings: ApplicationSettings;
-  if ("xml" in input.metadata) {
-    settings = { type: "saml", entityId: parseSamlEntityId(input.metadata.xml), metadataXml: input.metadata.xml, metadataUrl: "" };
-  } else {
-    checkHttpsUrl(input.metadata.url, "metadata_url", "application.saml_metadata_invalid");
-    // The entity id becomes known when the metadata is fetched; Gatehouse does not fetch at creation.
-    settings = { type: "saml", entityId: "", metadataXml: "", metadataUrl: input.metadata.url };
-  }
-  const { appId, details } = await createApplication(deps, caller, { projectId: input.projectId, name: input.name, settings, credentials: "none" });
+  const { metadata } = input;
+  const { appId, details } = await createApplication(deps, caller, {
+    projectId: input.projectId,
+    name: input.name,
+    settingsOf: () => {
+      if ("xml" in metadata) {
+        return { settings: { type: "saml", entityId: parseSamlEntityId(metadata.xml), metadataXml: metadata.xml, metadataUrl: "" }, credentials: "none" };
+      }
+      checkHttpsUrl(metadata.url, "metadata_url", "application.saml_metadata_invalid");
+      // The entity id becomes known when the metadata is fetched; Gatehouse does not fetch at creation.
+      return { settings: { type: "saml", entityId: "", metadataXml: "", metadataUrl: metadata.url }, credentials: "none" };
+    },
+  });
   return { appId, details };
 }
 
