@@ -1,0 +1,118 @@
+import { readFileSync } from "node:fs";
+import { threadId as mainThreadId } from "node:worker_threads";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { DomainError } from "../../src/domain/errors.js";
+import { createVerifierPool, VerifierBusyError, VerifierClosedError, type VerifierPool } from "../../src/support/password-verify/verifier-pool.js";
+import { closeImportedHashVerifier, verifyImportedHash } from "../../src/support/password-verify/verify.js";
+
+const fixtures = JSON.parse(readFileSync(new URL("../fixtures/password-hashes/hashes.json", import.meta.url), "utf8")) as {
+  password: string;
+  hashes: { scheme: string; source: string; hash: string }[];
+};
+const hashOf = (scheme: string) => fixtures.hashes.find((f) => f.scheme === scheme)!.hash;
+const md5 = hashOf("md5-crypt");
+const bcrypt = hashOf("bcrypt-2b");
+
+const settledAs = (promise: Promise<unknown>) =>
+  promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+
+const pools: VerifierPool[] = [];
+const pool = (options: Parameters<typeof createVerifierPool>[0]) => {
+  const created = createVerifierPool(options);
+  pools.push(created);
+  return created;
+};
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+describe("the imported-hash verifier pool, every scheme", () => {
+  let verifier: VerifierPool;
+  beforeAll(() => {
+    verifier = createVerifierPool({ size: 1 });
+  });
+  afterAll(() => verifier.close());
+
+  it.each(fixtures.hashes.map((f) => [`${f.scheme} (${f.source})`, f.hash] as const))("verifies %s on a worker thread, not the main thread", async (_name, hash) => {
+    const right = await verifier.verify(hash, fixtures.password);
+    const wrong = await verifier.verify(hash, `${fixtures.password}x`);
+    expect(right.matches).toBe(true);
+    expect(wrong.matches).toBe(false);
+    expect(right.threadId).not.toBe(mainThreadId);
+    expect(right.threadId).toBeGreaterThan(0);
+  });
+});
+
+describe("the imported-hash verifier pool", () => {
+  it("runs at most `size` verifications at once, each on its own thread", async () => {
+    const verifier = pool({ size: 2 });
+    const results = await Promise.all([bcrypt, bcrypt, bcrypt, bcrypt].map((hash) => verifier.verify(hash, fixtures.password)));
+    expect(results.every((r) => r.matches)).toBe(true);
+    expect(new Set(results.map((r) => r.threadId)).size).toBe(2);
+  });
+
+  it("refuses work past its bounded queue instead of queueing without end", async () => {
+    const verifier = pool({ size: 1, maxQueued: 1 });
+    const running = verifier.verify(bcrypt, fixtures.password);
+    const waiting = verifier.verify(md5, fixtures.password);
+    await expect(verifier.verify(md5, fixtures.password)).rejects.toBeInstanceOf(VerifierBusyError);
+    expect((await running).matches).toBe(true);
+    expect((await waiting).matches).toBe(true);
+    // The queue drained, so there is room again.
+    expect((await verifier.verify(md5, fixtures.password)).matches).toBe(true);
+  });
+
+  it("drops a waiting verification when its caller aborts", async () => {
+    const verifier = pool({ size: 1 });
+    const running = verifier.verify(bcrypt, fixtures.password);
+    const caller = new AbortController();
+    const waiting = settledAs(verifier.verify(md5, fixtures.password, caller.signal));
+    caller.abort(new Error("caller went away"));
+    expect(await waiting).toEqual({ error: new Error("caller went away") });
+    expect((await running).matches).toBe(true);
+  });
+
+  it("reports a job that fails inside the worker without losing the worker", async () => {
+    const verifier = pool({ size: 1 });
+    await expect(verifier.verify("not a hash", "x")).rejects.toThrow(/DomainError/);
+    expect((await verifier.verify(md5, fixtures.password)).matches).toBe(true);
+  });
+
+  it("close fails running and waiting verifications and refuses new ones", async () => {
+    const verifier = createVerifierPool({ size: 1 });
+    const running = settledAs(verifier.verify(bcrypt, fixtures.password));
+    const waiting = settledAs(verifier.verify(md5, fixtures.password));
+    await verifier.close();
+    expect(await running).toEqual({ error: expect.any(VerifierClosedError) });
+    expect(await waiting).toEqual({ error: expect.any(VerifierClosedError) });
+    await expect(verifier.verify(md5, fixtures.password)).rejects.toBeInstanceOf(VerifierClosedError);
+  });
+});
+
+describe("verifyImportedHash (the process-wide pool)", () => {
+  afterEach(closeImportedHashVerifier);
+
+  it("rejects a malformed hash with invalid_argument before queueing", async () => {
+    await expect(verifyImportedHash("$2b$19$" + "a".repeat(53), "x")).rejects.toMatchObject({ kind: "invalid_argument", reason: "hashed_password.malformed" });
+  });
+
+  it("answers resource_exhausted once its queue is full", async () => {
+    // Every call queues synchronously, so the workers cannot drain anything during this loop.
+    const calls = Array.from({ length: 8 + 256 + 1 }, () => settledAs(verifyImportedHash(md5, fixtures.password)));
+    const outcomes = await Promise.all(calls);
+    const busy = outcomes.filter((o) => "error" in o);
+    expect(busy.length).toBeGreaterThan(0);
+    for (const o of busy) expect((o as { error: DomainError }).error).toMatchObject({ kind: "resource_exhausted", reason: "password_verify.busy" });
+    expect(outcomes.filter((o) => "value" in o).every((o) => (o as { value: boolean }).value)).toBe(true);
+  });
+
+  it("answers unavailable for work cut off by close, then starts afresh", async () => {
+    const cut = settledAs(verifyImportedHash(bcrypt, fixtures.password));
+    await closeImportedHashVerifier();
+    expect(await cut).toEqual({ error: expect.objectContaining({ kind: "unavailable", reason: "password_verify.closed" }) });
+    expect(await verifyImportedHash(bcrypt, fixtures.password)).toBe(true);
+  });
+});
