@@ -1,28 +1,118 @@
-import type { Interceptor } from "@connectrpc/connect";
+import { type DescMessage, type Message, ScalarType } from "@bufbuild/protobuf";
+import { pathToString, type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
 import { createValidator } from "@bufbuild/protovalidate";
-import { pathToString } from "@bufbuild/protobuf/reflect";
-import { invalidArgument } from "../domain/errors.js";
+import type { Interceptor } from "@connectrpc/connect";
+import { type FieldViolation, invalidArgument } from "../domain/errors.js";
 
 /**
- * Checks every request against the buf.validate rules of its .proto before the handler runs.
- * Each broken rule becomes one field violation with the field's path (`profile.first_name`,
+ * Names whose surrounding white space is not part of the value (API.md, "Input"). They are
+ * trimmed here, by name and wherever they occur in a request, because the buf.validate rules of
+ * the .proto (min_len, max_len) run in this interceptor before any handler: trimming later would
+ * let "   " pass `min_len: 1` and count spaces against `max_len`. Matching by name gives every RPC
+ * that takes such a field, now or later, the same treatment without a list of RPCs to keep.
+ */
+export const TRIMMED_FIELD_NAMES: ReadonlySet<string> = new Set(["user_name", "first_name", "last_name", "nick_name", "display_name"]);
+
+/**
+ * The ranges of google.protobuf.Timestamp (0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z)
+ * and Duration (±10 000 years) as their own definitions state. The binary decoder accepts any
+ * int64/int32, and a value outside them breaks every later use (`new Date` becomes Invalid Date),
+ * so they are refused here, generically for every RPC, instead of being normalised.
+ */
+const TIMESTAMP_SECONDS = { min: -62_135_596_800n, max: 253_402_300_799n };
+const DURATION_SECONDS = { min: -315_576_000_000n, max: 315_576_000_000n };
+const MAX_NANOS = 999_999_999;
+
+function timeViolation(value: ReflectMessage, field: string): FieldViolation | undefined {
+  const { seconds, nanos } = value.message as Message & { seconds: bigint; nanos: number };
+  if (value.desc.typeName === "google.protobuf.Timestamp") {
+    if (seconds >= TIMESTAMP_SECONDS.min && seconds <= TIMESTAMP_SECONDS.max && nanos >= 0 && nanos <= MAX_NANOS) return undefined;
+    return {
+      field,
+      description: "must be a timestamp from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z, with nanos from 0 to 999999999",
+      rule: "timestamp.range",
+    };
+  }
+  const sameSign = (seconds >= 0n && nanos >= 0) || (seconds <= 0n && nanos <= 0);
+  if (seconds >= DURATION_SECONDS.min && seconds <= DURATION_SECONDS.max && Math.abs(nanos) <= MAX_NANOS && sameSign) return undefined;
+  return { field, description: "must be a duration of at most ±315576000000 seconds, with nanos of the same sign below 10⁹", rule: "duration.range" };
+}
+
+const isTime = (desc: DescMessage) => desc.typeName === "google.protobuf.Timestamp" || desc.typeName === "google.protobuf.Duration";
+
+/**
+ * Walks a decoded request with reflection — nested messages, lists and map values, iteratively so
+ * no nesting depth can exhaust the stack — trimming the fields of TRIMMED_FIELD_NAMES in place and
+ * collecting a violation for every Timestamp or Duration out of range, with its path as the caller
+ * wrote it (`tokens[2].expiration_date`, `labels["a"]`).
+ */
+export function normalizeRequest(desc: DescMessage, message: Message): FieldViolation[] {
+  const violations: FieldViolation[] = [];
+  const pending: { message: ReflectMessage; path: string }[] = [{ message: reflect(desc, message), path: "" }];
+  const visit = (value: ReflectMessage, path: string) => {
+    if (!isTime(value.desc)) pending.push({ message: value, path: `${path}.` });
+    else {
+      const violation = timeViolation(value, path);
+      if (violation) violations.push(violation);
+    }
+  };
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const current = next.message;
+    for (const field of current.fields) {
+      if (!current.isSet(field)) continue;
+      const path = next.path + field.name;
+      if (field.fieldKind === "scalar" && field.scalar === ScalarType.STRING && TRIMMED_FIELD_NAMES.has(field.name)) {
+        const value = current.get(field) as string;
+        if (value.trim() !== value) current.set(field, value.trim());
+      } else if (field.fieldKind === "message") {
+        visit(current.get(field), path);
+      } else if (field.fieldKind === "list" && field.listKind === "message") {
+        let index = 0;
+        for (const item of current.get(field)) visit(item as ReflectMessage, `${path}[${index++}]`);
+      } else if (field.fieldKind === "map" && field.mapKind === "message") {
+        for (const [key, value] of current.get(field)) visit(value as ReflectMessage, `${path}[${typeof key === "string" ? JSON.stringify(key) : String(key)}]`);
+      }
+    }
+  }
+  return violations;
+}
+
+function refuse(violations: FieldViolation[]): never {
+  throw invalidArgument("request.invalid", `invalid request: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`, violations);
+}
+
+/**
+ * Checks every request message — the one of a unary call, each one of a stream — before the
+ * handler sees it: first the normalisation above, then the buf.validate rules of its .proto. Each
+ * broken rule becomes one field violation with the field's path (`profile.first_name`,
  * `idps[1].config_id`); the validator collects all of them, not just the first.
  */
 export function createValidationInterceptor(): Interceptor {
   const validator = createValidator();
+  const check = (desc: DescMessage, message: Message) => {
+    const outOfRange = normalizeRequest(desc, message);
+    // Refused before the rules run: CEL rules on an out-of-range Timestamp would fail, not answer.
+    if (outOfRange.length > 0) refuse(outOfRange);
+    const result = validator.validate(desc, message);
+    if (result.kind === "invalid") {
+      refuse(result.violations.map((violation) => ({ field: pathToString(violation.field), description: violation.message, rule: violation.ruleId })));
+    }
+    if (result.kind === "error") throw result.error;
+  };
   return (next) => async (req) => {
     if (!req.stream) {
-      const result = validator.validate(req.method.input, req.message);
-      if (result.kind === "invalid") {
-        const violations = result.violations.map((violation) => ({
-          field: pathToString(violation.field),
-          description: violation.message,
-          rule: violation.ruleId,
-        }));
-        throw invalidArgument("request.invalid", `invalid request: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`, violations);
-      }
-      if (result.kind === "error") throw result.error;
+      check(req.method.input, req.message);
+      return next(req);
     }
-    return next(req);
+    const messages = req.message;
+    return next({
+      ...req,
+      message: (async function* () {
+        for await (const message of messages) {
+          check(req.method.input, message);
+          yield message;
+        }
+      })(),
+    });
   };
 }
