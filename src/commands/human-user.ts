@@ -4,7 +4,7 @@ import type { Caller, Deps } from "../context.js";
 import { authorize } from "../domain/authorization.js";
 import { normalizeEmail, emailKey, normalizePhone } from "../domain/contact.js";
 import { failedPrecondition, invalidArgument } from "../domain/errors.js";
-import { initialSetup } from "../domain/human-user.js";
+import { defaultDisplayName, initialSetup } from "../domain/human-user.js";
 import { parseImportedHash } from "../domain/imported-hash.js";
 import { checkUserName, uniquenessKey } from "../domain/names.js";
 import { DEFAULT_PASSWORD_POLICY, checkPasswordPolicy } from "../domain/password-policy.js";
@@ -77,7 +77,7 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
 
   const at = deps.clock.now();
   const userId = deps.ids.next();
-  const displayName = input.profile.displayName || `${input.profile.firstName} ${input.profile.lastName}`;
+  const displayName = input.profile.displayName || defaultDisplayName(input.profile.firstName, input.profile.lastName);
   const setup = initialSetup({
     hasIdpLinks: input.idps.length > 0,
     emailVerified: input.email.isEmailVerified,

@@ -20,3 +20,16 @@ export function initialSetup(input: { hasIdpLinks: boolean; emailVerified: boole
   if (!initial) return { state: "active", mail: "none", emailCode: false, initCode: false };
   return { state: "initial", mail: "initialization", emailCode: !input.emailVerified, initCode: !input.hasPassword };
 }
+
+/** The longest display name Profile.display_name allows, in characters (code points, as buf.validate counts). */
+export const MAX_DISPLAY_NAME_CHARS = 200;
+
+/**
+ * The display name of a user who gave none: "first last", which can reach 401 characters from two
+ * valid names, so it is cut to the limit at a code point boundary (never between the halves of a
+ * surrogate pair) and trimmed, so the cut never leaves a trailing space.
+ */
+export function defaultDisplayName(firstName: string, lastName: string): string {
+  const codePoints = Array.from(`${firstName} ${lastName}`.trim());
+  return codePoints.slice(0, MAX_DISPLAY_NAME_CHARS).join("").trim();
+}
