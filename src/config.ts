@@ -20,6 +20,14 @@ export interface Config {
   requestTimeoutMs: number;
   /** On SIGTERM, how long in-flight calls may take before connections are cut. */
   shutdownTimeoutMs: number;
+  /** How long a connection without a request in flight (HTTP/1.1 keep-alive, HTTP/2 session without streams) stays open. */
+  idleTimeoutMs: number;
+  /** Streams one HTTP/2 connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS). */
+  http2MaxConcurrentStreams: number;
+  /** Server-streaming and bidi calls (Health.Watch, reflection) open at once, server-wide; beyond: resource_exhausted. */
+  maxStreamingCalls: number;
+  /** A server-streaming or bidi call ends (status OK) after this long; clients that want more call again. */
+  streamMaxLifetimeMs: number;
   /** Browser origins allowed by CORS (e.g. `https://admin.example.com`); empty: none. */
   corsOrigins: string[];
   mail: {
@@ -56,6 +64,10 @@ const settings = {
   headersTimeoutMs: { flag: "headers-timeout-ms", env: "GATEHOUSE_HEADERS_TIMEOUT_MS", fallback: "10000" },
   requestTimeoutMs: { flag: "request-timeout-ms", env: "GATEHOUSE_REQUEST_TIMEOUT_MS", fallback: "60000" },
   shutdownTimeoutMs: { flag: "shutdown-timeout-ms", env: "GATEHOUSE_SHUTDOWN_TIMEOUT_MS", fallback: "15000" },
+  idleTimeoutMs: { flag: "idle-timeout-ms", env: "GATEHOUSE_IDLE_TIMEOUT_MS", fallback: "30000" },
+  http2MaxConcurrentStreams: { flag: "http2-max-concurrent-streams", env: "GATEHOUSE_HTTP2_MAX_CONCURRENT_STREAMS", fallback: "100" },
+  maxStreamingCalls: { flag: "max-streaming-calls", env: "GATEHOUSE_MAX_STREAMING_CALLS", fallback: "500" },
+  streamMaxLifetimeMs: { flag: "stream-max-lifetime-ms", env: "GATEHOUSE_STREAM_MAX_LIFETIME_MS", fallback: "600000" },
   corsOrigins: { flag: "cors-origins", env: "GATEHOUSE_CORS_ORIGINS", fallback: "" },
   smtpCaFile: { flag: "smtp-ca-file", env: "GATEHOUSE_SMTP_CA_FILE" },
   smtpTimeoutMs: { flag: "smtp-timeout-ms", env: "GATEHOUSE_SMTP_TIMEOUT_MS", fallback: "10000" },
@@ -129,6 +141,10 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     headersTimeoutMs: integer(settings.headersTimeoutMs.env, required(settings.headersTimeoutMs), 100, 3_600_000),
     requestTimeoutMs: integer(settings.requestTimeoutMs.env, required(settings.requestTimeoutMs), 100, 3_600_000),
     shutdownTimeoutMs: integer(settings.shutdownTimeoutMs.env, required(settings.shutdownTimeoutMs), 0, 3_600_000),
+    idleTimeoutMs: integer(settings.idleTimeoutMs.env, required(settings.idleTimeoutMs), 100, 3_600_000),
+    http2MaxConcurrentStreams: integer(settings.http2MaxConcurrentStreams.env, required(settings.http2MaxConcurrentStreams), 1, 10_000),
+    maxStreamingCalls: integer(settings.maxStreamingCalls.env, required(settings.maxStreamingCalls), 1, 1_000_000),
+    streamMaxLifetimeMs: integer(settings.streamMaxLifetimeMs.env, required(settings.streamMaxLifetimeMs), 100, 86_400_000),
     corsOrigins: corsOrigins(read(settings.corsOrigins) ?? ""),
     mail: {
       ...(read(settings.smtpCaFile) ? { smtpCaFile: read(settings.smtpCaFile) } : {}),

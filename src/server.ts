@@ -1,18 +1,25 @@
-import { createContextValues, type ConnectRouter, type Interceptor } from "@connectrpc/connect";
-import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
 import type tls from "node:tls";
+import { ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
 import type { Config } from "./config.js";
 import { withCors } from "./cors.js";
 import { createHttp1Connections } from "./http1-connections.js";
+import { codeName } from "./interceptors/code-name.js";
 import { requestIdKey } from "./interceptors/context-keys.js";
-import { acceptedRequestId } from "./interceptors/request-id.js";
+import { toConnectError } from "./interceptors/error-mapping.js";
+import { protocolOf } from "./interceptors/observe.js";
+import { errorInfoDetail, specError } from "./rest/error-body.js";
 import { createRestGateway } from "./rest/gateway.js";
 import type { Logger } from "./support/logger.js";
 import type { Metrics } from "./support/metrics.js";
+import type { DecodeCheckOptions } from "./transport/decode-check.js";
+import { createHttp2Sessions } from "./transport/http2-sessions.js";
+import { createNodeAdapter, type NodeAdapterOptions } from "./transport/node-adapter.js";
+import { createStreamLimitInterceptor } from "./transport/stream-limits.js";
 
 /** The OpenAPI document of the REST routes, generated from the protos by `npm run generate`. */
 const openApiDocument = readFileSync(new URL("../gen/openapi.json", import.meta.url));
@@ -21,7 +28,18 @@ const openApiDocument = readFileSync(new URL("../gen/openapi.json", import.meta.
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 export interface ServerOptions {
-  config: Pick<Config, "maxRequestBytes" | "headersTimeoutMs" | "requestTimeoutMs" | "tls" | "corsOrigins">;
+  config: Pick<
+    Config,
+    | "maxRequestBytes"
+    | "headersTimeoutMs"
+    | "requestTimeoutMs"
+    | "idleTimeoutMs"
+    | "http2MaxConcurrentStreams"
+    | "maxStreamingCalls"
+    | "streamMaxLifetimeMs"
+    | "tls"
+    | "corsOrigins"
+  >;
   routes: (router: ConnectRouter) => void;
   interceptors: Interceptor[];
   metrics: Metrics;
@@ -36,36 +54,57 @@ export interface GatehouseServer {
 
 /**
  * Answers what is not an RPC: REST routes (transcoded to their RPCs), `GET /openapi.json`,
- * `GET /metrics`, and 404 in the SPEC error-body shape for the rest.
+ * `GET /metrics`, and 404 in the SPEC error-body shape (with ErrorInfo) for the rest.
  */
-function createFallback(metrics: Metrics, logger: Logger, rest: ReturnType<typeof createRestGateway>): NonNullable<Parameters<typeof connectNodeAdapter>[0]["fallback"]> {
-  return (req, res) => {
-    if (req.method === "GET" && req.url?.split("?")[0] === "/openapi.json") {
+function createFallback(metrics: Metrics, logger: Logger, rest: ReturnType<typeof createRestGateway>): NodeAdapterOptions["fallback"] {
+  return (req, res, requestId) => {
+    const path = req.url?.split("?")[0];
+    if (req.method === "GET" && path === "/openapi.json") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(openApiDocument);
       return;
     }
-    if (req.method === "GET" && req.url?.split("?")[0] === "/metrics") {
+    if (req.method === "GET" && path === "/metrics") {
       void metrics.registry.metrics().then((text) => {
         res.writeHead(200, { "content-type": metrics.registry.contentType });
         res.end(text);
       });
       return;
     }
-    rest(req, res).then(
+    rest(req, res, requestId).then(
       (handled) => {
         if (handled) return;
-        res.writeHead(404, { "content-type": "application/json" });
-        res.end(JSON.stringify({ code: 5, message: `no route for ${req.method} ${req.url?.split("?")[0]}`, details: [] }));
+        // The path is echoed cut short: a hostile 1 MB path does not become a 1 MB answer.
+        const { status, body } = specError(5, `no route for ${req.method} ${(path ?? "").slice(0, 200)}`, [errorInfoDetail("route.not_found")]);
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
       },
       (error: unknown) => {
         // Like every unexpected error: the cause goes to the log under a request id, never to the caller.
-        const requestId = acceptedRequestId(req.headers["x-request-id"]);
-        logger.error({ requestId, err: error, path: req.url?.split("?")[0] }, "internal error in REST gateway");
-        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json", "x-request-id": requestId });
-        res.end(JSON.stringify({ code: 13, message: `internal error (request id ${requestId})`, details: [] }));
+        logger.error({ requestId, err: error, path: path?.slice(0, 200) }, "internal error in REST gateway");
+        const { status, body } = specError(13, `internal error (request id ${requestId})`, [errorInfoDetail("internal", { requestId })]);
+        if (!res.headersSent) res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(body));
       },
     );
+  };
+}
+
+/**
+ * A request the transport refused before its RPC ran (undecodable, too large, bad headers): one
+ * warning without a stack and one metrics sample, so no caller can flood the error log with them.
+ */
+function createRejection(metrics: Metrics, logger: Logger): DecodeCheckOptions["reject"] {
+  return (request, handler, error) => {
+    const requestId = request.contextValues?.get(requestIdKey) ?? "";
+    const wire = toConnectError(error, requestId, logger);
+    const code = codeName(wire.code);
+    metrics.rpcCalls.inc({ procedure: handler.requestPath, code });
+    logger.warn(
+      { requestId, procedure: handler.requestPath, protocol: protocolOf(request.header.get("content-type")), code, reason: wire.findDetails(ErrorInfoSchema)[0]?.reason },
+      "request refused before the rpc",
+    );
+    return wire;
   };
 }
 
@@ -77,26 +116,32 @@ function createFallback(metrics: Metrics, logger: Logger, rest: ReturnType<typeo
 export function createServer(options: ServerOptions): GatehouseServer {
   const { config, metrics } = options;
   const http1Connections = createHttp1Connections();
-  const connectHandler = connectNodeAdapter({
+  // Innermost, after authentication: a caller without a token cannot take a stream slot of a
+  // protected service; the error mapping outside it gives its refusal ErrorInfo.
+  const interceptors = [...options.interceptors, createStreamLimitInterceptor(config)];
+  const reject = createRejection(metrics, options.logger);
+  const rest = createRestGateway({ routes: options.routes, interceptors, maxRequestBytes: config.maxRequestBytes, reject });
+  const connectHandler = createNodeAdapter({
     routes: options.routes,
-    interceptors: options.interceptors,
+    interceptors,
     readMaxBytes: config.maxRequestBytes,
-    contextValues: (req) => createContextValues().set(requestIdKey, acceptedRequestId(req.headers["x-request-id"])),
-    fallback: createFallback(metrics, options.logger, createRestGateway({ routes: options.routes, interceptors: options.interceptors, maxRequestBytes: config.maxRequestBytes })),
+    logger: options.logger,
+    reject,
+    fallback: createFallback(metrics, options.logger, rest),
   });
   const handler = http1Connections.track(withCors(connectHandler, config.corsOrigins));
 
-  const http2Sessions = new Set<http2.ServerHttp2Session>();
-  const trackSession = (session: http2.ServerHttp2Session) => {
-    http2Sessions.add(session);
-    session.once("close", () => http2Sessions.delete(session));
-  };
+  const http2Sessions = createHttp2Sessions({ idleTimeoutMs: config.idleTimeoutMs });
+  const trackSession = (session: http2.ServerHttp2Session) => http2Sessions.track(session);
+  // Node advertises 2^32-1 concurrent streams by default: one connection could hold any number of
+  // stalled calls. Streams beyond this limit are refused (REFUSED_STREAM) by the HTTP/2 layer.
+  const http2Settings = { maxConcurrentStreams: config.http2MaxConcurrentStreams };
 
   const http1 = http.createServer(
     {
       headersTimeout: config.headersTimeoutMs,
       requestTimeout: config.requestTimeoutMs,
-      keepAliveTimeout: 5_000,
+      keepAliveTimeout: config.idleTimeoutMs,
       // Node checks both timeouts only this often (30 s by default): check often enough to enforce them.
       connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(config.headersTimeoutMs / 2))),
     },
@@ -105,15 +150,15 @@ export function createServer(options: ServerOptions): GatehouseServer {
   // Node starts the connection tracking that enforces headersTimeout and requestTimeout on
   // "listening". This server never listens (sockets are handed to it), so start it explicitly.
   http1.emit("listening");
-  const h2c = http2.createServer({}, handler);
+  const h2c = http2.createServer({ settings: http2Settings }, handler);
   h2c.on("session", trackSession);
-  // An idle HTTP/2 stream (a client that stopped sending) is reset after the request timeout.
+  // A session on which nothing moves (a client that stopped sending) is destroyed after the request timeout.
   h2c.setTimeout(config.requestTimeoutMs);
 
   let listener: net.Server;
   if (config.tls) {
     const secure = http2.createSecureServer(
-      { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath), allowHTTP1: true, ALPNProtocols: ["h2", "http/1.1"] },
+      { cert: readFileSync(config.tls.certPath), key: readFileSync(config.tls.keyPath), allowHTTP1: true, ALPNProtocols: ["h2", "http/1.1"], settings: http2Settings },
       handler,
     );
     secure.on("session", trackSession);
@@ -159,7 +204,7 @@ export function createServer(options: ServerOptions): GatehouseServer {
     async close(timeoutMs) {
       const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
       // GOAWAY: HTTP/2 clients open no new streams; open ones finish, then the session closes.
-      for (const session of http2Sessions) session.close();
+      http2Sessions.closeAll();
       // HTTP/1.1 keep-alive sockets close as soon as they are idle (between requests).
       http1Connections.drain();
       // Stops Node's timeout checks; it reports "not running" because it never listened, as expected.
@@ -169,7 +214,7 @@ export function createServer(options: ServerOptions): GatehouseServer {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       http1Connections.destroyAll();
-      for (const session of http2Sessions) session.destroy();
+      http2Sessions.destroyAll();
       await stopped;
     },
   };

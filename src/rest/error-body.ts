@@ -1,5 +1,7 @@
 import { Code } from "@connectrpc/connect";
 
+const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
+
 /** HTTP status of each gRPC code on REST routes (API.md). */
 const STATUS: Record<Code, number> = {
   [Code.Canceled]: 499,
@@ -34,6 +36,11 @@ export function specError(code: Code, message: string, details: Record<string, u
   return { status: STATUS[code], body: { code, message, details } };
 }
 
+/** The proto3-JSON `Any` of a google.rpc.ErrorInfo in the "gatehouse" domain, for answers written outside the RPC path. */
+export function errorInfoDetail(reason: string, metadata: Record<string, string> = {}): Record<string, unknown> {
+  return { "@type": ERROR_INFO_TYPE, reason, domain: "gatehouse", metadata };
+}
+
 interface ConnectErrorJson {
   code?: string;
   message?: string;
@@ -46,6 +53,8 @@ interface ConnectErrorJson {
  */
 export function fromConnectError(json: ConnectErrorJson): { status: number; body: SpecErrorBody } {
   const code = codeOfName(json.code ?? "unknown");
-  const details = (json.details ?? []).map((detail) => ({ "@type": `type.googleapis.com/${detail.type ?? ""}`, ...(detail.debug ?? {}) }));
+  const details: Record<string, unknown>[] = (json.details ?? []).map((detail) => ({ "@type": `type.googleapis.com/${detail.type ?? ""}`, ...(detail.debug ?? {}) }));
+  // Every error carries ErrorInfo (API.md), also one the protocol layer raised before the interceptors.
+  if (!details.some((detail) => detail["@type"] === ERROR_INFO_TYPE)) details.unshift(errorInfoDetail(`rpc.${json.code ?? "unknown"}`));
   return specError(code, json.message ?? Code[code], details);
 }

@@ -3,8 +3,8 @@ import { Code, type ConnectRouter, createConnectRouter, createContextValues, typ
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ServerResponse } from "node:http";
 import { requestIdKey } from "../interceptors/context-keys.js";
-import { acceptedRequestId } from "../interceptors/request-id.js";
-import { fromConnectError, type SpecErrorBody, specError } from "./error-body.js";
+import { type DecodeCheckOptions, withDecodeCheck } from "../transport/decode-check.js";
+import { errorInfoDetail, fromConnectError, type SpecErrorBody, specError } from "./error-body.js";
 import { jsonNameOf, type RestRoute, restRoutes } from "./http-rules.js";
 
 /** The request and response types of node's http and http2 servers, as connect-node takes them. */
@@ -33,7 +33,7 @@ async function readJsonObject(req: Request, maxBytes: number): Promise<Record<st
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > maxBytes) throw new RestInputError(specError(Code.ResourceExhausted, `request body larger than ${maxBytes} bytes`));
+    if (size > maxBytes) throw new RestInputError(specError(Code.ResourceExhausted, `request body larger than ${maxBytes} bytes`, [errorInfoDetail("request.too_large")]));
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString("utf8").trim();
@@ -42,9 +42,11 @@ async function readJsonObject(req: Request, maxBytes: number): Promise<Record<st
   try {
     value = JSON.parse(text);
   } catch {
-    throw new RestInputError(specError(Code.InvalidArgument, "the body is not valid JSON"));
+    throw new RestInputError(specError(Code.InvalidArgument, "the body is not valid JSON", [errorInfoDetail("request.malformed")]));
   }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new RestInputError(specError(Code.InvalidArgument, "the body must be a JSON object"));
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new RestInputError(specError(Code.InvalidArgument, "the body must be a JSON object", [errorInfoDetail("request.malformed")]));
+  }
   return value as Record<string, unknown>;
 }
 
@@ -59,8 +61,33 @@ async function requestJson(route: RestRoute, req: Request, url: URL, maxBytes: n
     json[field?.jsonName ?? key] = field?.fieldKind === "list" ? values : values[0];
   }
   const params = route.pattern.exec(url.pathname)?.groups ?? {};
-  for (const field of route.pathFields) json[jsonNameOf(input, field)] = decodeURIComponent(params[field] ?? "");
+  for (const field of route.pathFields) json[jsonNameOf(input, field)] = decodePathSegment(field, params[field] ?? "");
   return json;
+}
+
+/** `%ZZ` or an escape of invalid UTF-8 is the caller's mistake: 400 naming the path parameter. */
+function decodePathSegment(field: string, segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    const violation = { field, description: "is not a valid percent-encoded UTF-8 path segment" };
+    throw new RestInputError(
+      specError(Code.InvalidArgument, `path parameter ${field} ${violation.description}`, [
+        errorInfoDetail("request.malformed"),
+        { "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [violation] },
+      ]),
+    );
+  }
+}
+
+/** The inner Connect error body; one that is not JSON (never expected) still becomes a SPEC body. */
+function parseErrorJson(bytes: Buffer): object {
+  try {
+    const value: unknown = JSON.parse(bytes.toString("utf8") || "{}");
+    return typeof value === "object" && value !== null ? value : {};
+  } catch {
+    return {};
+  }
 }
 
 async function collect(body: AsyncIterable<Uint8Array> | undefined): Promise<Buffer> {
@@ -75,20 +102,34 @@ async function collect(body: AsyncIterable<Uint8Array> | undefined): Promise<Buf
  * authentication, error mapping and logging are the RPC's, not a second implementation. Errors
  * come back in the SPEC section 7 body with the API.md status mapping.
  */
-export function createRestGateway(options: { routes: (router: ConnectRouter) => void; interceptors: Interceptor[]; maxRequestBytes: number }) {
+export function createRestGateway(options: {
+  routes: (router: ConnectRouter) => void;
+  interceptors: Interceptor[];
+  maxRequestBytes: number;
+  reject: DecodeCheckOptions["reject"];
+}) {
   const router = createConnectRouter({ interceptors: options.interceptors });
   options.routes(router);
-  const routes = restRoutes(router.handlers);
+  // The same check as the RPC path: unknown keys, unknown enum names and impossible dates are
+  // refused with ErrorInfo and the field's path, before the handler would bend or drop them.
+  const checked = router.handlers.map((handler) => withDecodeCheck(handler, { readMaxBytes: options.maxRequestBytes, reject: options.reject }));
+  const routes = restRoutes(checked);
 
   /** Handles the request when a REST route's path matches; returns false otherwise. */
-  return async function handleRest(req: Request, res: Response): Promise<boolean> {
-    const url = new URL(req.url ?? "/", "http://gatehouse.invalid");
+  return async function handleRest(req: Request, res: Response, requestId: string): Promise<boolean> {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "/", "http://gatehouse.invalid");
+    } catch {
+      return false; // not a path any route can match: the caller answers 404
+    }
     const candidates = routes.filter((route) => route.pattern.test(url.pathname));
     if (candidates.length === 0) return false;
     const route = candidates.find((candidate) => candidate.httpMethod === req.method);
     if (!route) {
       const allow = [...new Set(candidates.map((c) => c.httpMethod))].join(", ");
-      send(res, 405, { code: Code.Unimplemented, message: `method ${req.method} not allowed; allowed: ${allow}`, details: [] }, { allow });
+      const message = `method ${req.method?.slice(0, 32)} not allowed; allowed: ${allow}`;
+      send(res, 405, { code: Code.Unimplemented, message, details: [errorInfoDetail("http.method_not_allowed")] }, { allow });
       return true;
     }
     try {
@@ -107,7 +148,7 @@ export function createRestGateway(options: { routes: (router: ConnectRouter) => 
         header,
         body: body as JsonObject,
         signal: controller.signal,
-        contextValues: createContextValues().set(requestIdKey, acceptedRequestId(req.headers["x-request-id"])),
+        contextValues: createContextValues().set(requestIdKey, requestId),
       });
       const bytes = await collect(inner.body);
       const headers: Record<string, string> = {};
@@ -116,7 +157,7 @@ export function createRestGateway(options: { routes: (router: ConnectRouter) => 
       });
       if (inner.status === 200) send(res, 200, bytes, headers);
       else {
-        const error = fromConnectError(JSON.parse(bytes.toString("utf8") || "{}") as object);
+        const error = fromConnectError(parseErrorJson(bytes));
         send(res, error.status, error.body, headers);
       }
     } catch (thrown) {

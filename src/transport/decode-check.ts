@@ -1,0 +1,203 @@
+import { type DescMessage, fromBinary, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
+import {
+  type Compression,
+  createAsyncIterable,
+  type EnvelopedMessage,
+  pipe,
+  transformJoinEnvelopes,
+  transformSplitEnvelope,
+  type UniversalHandler,
+  type UniversalServerRequest,
+} from "@connectrpc/connect/protocol";
+import { parseContentType as parseConnectContentType, parseTimeout as parseConnectTimeout } from "@connectrpc/connect/protocol-connect";
+import { parseContentType as parseGrpcContentType, parseTimeout as parseGrpcTimeout } from "@connectrpc/connect/protocol-grpc";
+import { parseContentType as parseGrpcWebContentType } from "@connectrpc/connect/protocol-grpc-web";
+import { DomainError, invalidArgument } from "../domain/errors.js";
+import { jsonProblems } from "./json-problems.js";
+
+/** The request encodings the server accepts (connect-node's defaults). */
+export const REQUEST_COMPRESSIONS: Compression[] = [compressionGzip, compressionBrotli];
+const compressions = new Map(REQUEST_COMPRESSIONS.map((c) => [c.name, c]));
+const COMPRESSED_FLAG = 0b1;
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** How a request body is framed, from its content type; undefined: not ours to check (the handler answers 415). */
+interface Framing {
+  enveloped: boolean;
+  binary: boolean;
+  encodingHeader: string;
+  timeoutHeader: string;
+  parseTimeout: typeof parseGrpcTimeout;
+}
+
+function framingOf(contentType: string): Framing | undefined {
+  const grpcWeb = parseGrpcWebContentType(contentType);
+  if (grpcWeb) return grpcWeb.text ? undefined : { enveloped: true, binary: grpcWeb.binary, encodingHeader: "grpc-encoding", timeoutHeader: "grpc-timeout", parseTimeout: parseGrpcTimeout };
+  const grpc = parseGrpcContentType(contentType);
+  if (grpc) return { enveloped: true, binary: grpc.binary, encodingHeader: "grpc-encoding", timeoutHeader: "grpc-timeout", parseTimeout: parseGrpcTimeout };
+  const connect = parseConnectContentType(contentType);
+  if (connect) {
+    const encodingHeader = connect.stream ? "connect-content-encoding" : "content-encoding";
+    return { enveloped: connect.stream, binary: connect.binary, encodingHeader, timeoutHeader: "connect-timeout-ms", parseTimeout: parseConnectTimeout };
+  }
+  return undefined;
+}
+
+const malformed = (message: string) => invalidArgument("request.malformed", message);
+
+function checkJson(desc: DescMessage, json: JsonValue): void {
+  const problems = jsonProblems(desc, json);
+  if (problems.length > 0) {
+    throw invalidArgument("request.malformed", `invalid request: ${problems.map((p) => `${p.field}: ${p.description}`).join("; ")}`, problems);
+  }
+  try {
+    fromJson(desc, json, { ignoreUnknownFields: false });
+  } catch (error) {
+    throw malformed(`undecodable JSON request: ${error instanceof Error ? error.message.slice(0, 300) : "invalid"}`);
+  }
+}
+
+/** Throws invalid_argument `request.malformed` unless `bytes` are one message of `desc`. */
+export function checkMessage(desc: DescMessage, bytes: Uint8Array, binary: boolean): void {
+  if (binary) {
+    try {
+      fromBinary(desc, bytes);
+    } catch (error) {
+      throw malformed(`undecodable protobuf request: ${error instanceof Error ? error.message.slice(0, 300) : "invalid"}`);
+    }
+    return;
+  }
+  let json: JsonValue;
+  try {
+    json = JSON.parse(utf8.decode(bytes)) as JsonValue;
+  } catch {
+    throw malformed("the request is not valid UTF-8 JSON");
+  }
+  checkJson(desc, json);
+}
+
+async function readAll(body: AsyncIterable<Uint8Array>, readMaxBytes: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.byteLength;
+    if (size > readMaxBytes) throw new DomainError("resource_exhausted", "request.too_large", `request larger than ${readMaxBytes} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+async function decompressed(compression: Compression | undefined, bytes: Uint8Array, readMaxBytes: number): Promise<Uint8Array> {
+  return compression ? compression.decompress(bytes, readMaxBytes) : bytes;
+}
+
+/** Checks each envelope as it passes; the bytes go on unchanged, so the handler parses what the client sent. */
+async function* checkedEnvelopes(
+  envelopes: AsyncIterable<EnvelopedMessage>,
+  desc: DescMessage,
+  framing: Framing,
+  compression: Compression | undefined,
+  single: boolean,
+  readMaxBytes: number,
+): AsyncIterable<EnvelopedMessage> {
+  let count = 0;
+  for await (const envelope of envelopes) {
+    if (envelope.flags & ~COMPRESSED_FLAG) throw malformed(`unexpected envelope flags 0x${envelope.flags.toString(16)} in a request`);
+    const isCompressed = (envelope.flags & COMPRESSED_FLAG) !== 0;
+    if (isCompressed && !compression) throw malformed(`a compressed message needs a ${framing.encodingHeader} header`);
+    if (single && ++count > 1) throw malformed("this method takes exactly one request message");
+    checkMessage(desc, await decompressed(isCompressed ? compression : undefined, envelope.data, readMaxBytes), framing.binary);
+    yield envelope;
+  }
+  if (single && count === 0) throw malformed("this method takes exactly one request message; none was sent");
+}
+
+/** Turns any failure while reading into the error the handler answers with. */
+async function* failingAs<T>(source: AsyncIterable<T>, toError: (error: unknown) => unknown): AsyncIterable<T> {
+  try {
+    yield* source;
+  } catch (error) {
+    throw toError(error);
+  }
+}
+
+// biome-ignore lint/correctness/useYield: a body that fails on its first read
+async function* failing(error: unknown): AsyncIterable<Uint8Array> {
+  throw error;
+}
+
+export interface DecodeCheckOptions {
+  readMaxBytes: number;
+  /** Called once per rejected request with the typed error; returns the wire error the handler sends. */
+  reject(request: UniversalServerRequest, handler: UniversalHandler, error: DomainError | ConnectError): ConnectError;
+}
+
+/**
+ * connect-es parses a request before any interceptor sees it, and reports what it cannot decode as
+ * `internal` (binary) or drops what it does not know (JSON). This wrapper decodes every request
+ * message first, exactly as the handler will, and answers what does not decode with
+ * invalid_argument `request.malformed` (what the Connect reference implementation answers), with
+ * ErrorInfo — by handing the handler a body that fails with that error, so each protocol encodes
+ * it in its own way. Header problems the handler would report without ErrorInfo (an unknown
+ * encoding, a bad timeout) are raised the same way.
+ */
+export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckOptions): UniversalHandler {
+  const desc = handler.method.input;
+  const single = handler.method.methodKind === "unary" || handler.method.methodKind === "server_streaming";
+  const { readMaxBytes } = options;
+
+  async function checked(req: UniversalServerRequest): ReturnType<UniversalHandler> {
+    const toError = (error: unknown) => (error instanceof DomainError || error instanceof ConnectError ? options.reject(req, handler, error) : error);
+    const fail = (error: unknown, drop: string[] = []) => {
+      const header = new Headers(req.header);
+      for (const name of drop) header.delete(name);
+      return handler({ ...req, header, body: failing(toError(error)) });
+    };
+
+    // The REST gateway hands over JSON it has parsed already.
+    if (!(typeof req.body === "object" && req.body !== null && Symbol.asyncIterator in req.body)) {
+      try {
+        checkJson(desc, req.body as JsonValue);
+      } catch (error) {
+        return fail(error);
+      }
+      return handler(req);
+    }
+    const framing = req.method === "POST" ? framingOf(req.header.get("content-type") ?? "") : undefined;
+    if (!framing) return handler(req);
+
+    const timeout = framing.parseTimeout(req.header.get(framing.timeoutHeader), Number.MAX_SAFE_INTEGER);
+    if (timeout.error) return fail(timeout.error, [framing.timeoutHeader]);
+    const encoding = req.header.get(framing.encodingHeader);
+    const compression = encoding === null || encoding === "identity" ? undefined : compressions.get(encoding);
+    if (encoding !== null && encoding !== "identity" && !compression) {
+      const error = new DomainError("invalid_argument", "request.unsupported_encoding", `unsupported ${framing.encodingHeader} "${encoding.slice(0, 32)}"; supported: ${[...compressions.keys()].join(", ")}`);
+      return fail(error, [framing.encodingHeader]);
+    }
+
+    const body = req.body as AsyncIterable<Uint8Array>;
+    if (framing.enveloped) {
+      const envelopes = checkedEnvelopes(pipe(body, transformSplitEnvelope(readMaxBytes)), desc, framing, compression, single, readMaxBytes);
+      return handler({ ...req, body: pipe(failingAs(envelopes, toError), transformJoinEnvelopes()) });
+    }
+    let bytes: Uint8Array;
+    try {
+      bytes = await readAll(body, readMaxBytes);
+      checkMessage(desc, await decompressed(compression, bytes, readMaxBytes), framing.binary);
+    } catch (error) {
+      return fail(error);
+    }
+    return handler({ ...req, body: createAsyncIterable([bytes]) });
+  }
+
+  return Object.assign(checked, {
+    service: handler.service,
+    method: handler.method,
+    requestPath: handler.requestPath,
+    supportedContentType: handler.supportedContentType,
+    protocolNames: handler.protocolNames,
+    allowedMethods: handler.allowedMethods,
+  });
+}

@@ -1,0 +1,110 @@
+import { Code, type ConnectRouter, ConnectError, createConnectRouter, createContextValues, type Interceptor } from "@connectrpc/connect";
+import { type connectNodeAdapter, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import { createAsyncIterable, type UniversalHandler, type UniversalServerResponse } from "@connectrpc/connect/protocol";
+import type { IncomingMessage } from "node:http";
+import type { Http2ServerRequest } from "node:http2";
+import { requestIdKey } from "../interceptors/context-keys.js";
+import { acceptedRequestId } from "../interceptors/request-id.js";
+import { errorInfoDetail, specError, type SpecErrorBody } from "../rest/error-body.js";
+import type { Logger } from "../support/logger.js";
+import { type DecodeCheckOptions, REQUEST_COMPRESSIONS, withDecodeCheck } from "./decode-check.js";
+
+/** A request handler for both node:http and node:http2 (compatibility API) servers. */
+export type NodeHandler = ReturnType<typeof connectNodeAdapter>;
+type NodeRequest = Parameters<NodeHandler>[0];
+type NodeResponse = Parameters<NodeHandler>[1];
+
+export interface NodeAdapterOptions {
+  routes: (router: ConnectRouter) => void;
+  interceptors: Interceptor[];
+  readMaxBytes: number;
+  logger: Logger;
+  reject: DecodeCheckOptions["reject"];
+  /** Everything that is not an RPC path; `x-request-id` is already set on the response. */
+  fallback(req: NodeRequest, res: NodeResponse, requestId: string): void;
+}
+
+/** The protocol handlers answer these without a body; each gets the SPEC body with ErrorInfo. */
+const BODYLESS: Record<number, { code: Code; reason: string; message: string }> = {
+  405: { code: Code.Unimplemented, reason: "http.method_not_allowed", message: "RPCs take POST" },
+  415: { code: Code.InvalidArgument, reason: "http.unsupported_media_type", message: "unsupported content type for an RPC" },
+  505: { code: Code.Unimplemented, reason: "http.version_not_supported", message: "bidirectional streams need HTTP/2" },
+};
+
+function jsonResponse(status: number, body: SpecErrorBody, header: Headers): UniversalServerResponse {
+  const bytes = new TextEncoder().encode(JSON.stringify(body));
+  header.set("content-type", "application/json");
+  header.set("content-length", String(bytes.byteLength));
+  return { status, header, body: createAsyncIterable([bytes]) };
+}
+
+function withErrorBody(response: UniversalServerResponse): UniversalServerResponse {
+  const known = BODYLESS[response.status];
+  if (!known || response.body !== undefined) return response;
+  const header = new Headers(response.header);
+  if (response.status === 405) header.set("allow", "POST");
+  return jsonResponse(response.status, specError(known.code, known.message, [errorInfoDetail(known.reason)]).body, header);
+}
+
+/** The authority connect-node builds the request URL from; undefined when no URL can be built from it. */
+function authorityOf(req: NodeRequest): string | undefined {
+  const authority = "authority" in req ? (req as Http2ServerRequest).authority : (req as IncomingMessage).headers.host;
+  if (!authority) return undefined;
+  try {
+    new URL(`http://${authority}/`);
+    return authority;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * connect-node's adapter, with what a server facing hostile clients needs: every request gets its
+ * request id (context value and `x-request-id` header) before anything can fail, every RPC's
+ * request is decoded before connect-es would (see decode-check.ts), the protocol handlers' empty
+ * 405/415/505 answers get an error body, and a failed response write is a warning, not a
+ * `console.error` with a stack for anyone to trigger.
+ */
+export function createNodeAdapter(options: NodeAdapterOptions): NodeHandler {
+  const router = createConnectRouter({
+    interceptors: options.interceptors,
+    readMaxBytes: options.readMaxBytes,
+    acceptCompression: REQUEST_COMPRESSIONS,
+    // Connect JSON refuses what it does not know, like the REST routes (decode-check.ts says which key).
+    jsonOptions: { ignoreUnknownFields: false },
+  });
+  options.routes(router);
+  const paths = new Map<string, UniversalHandler>();
+  for (const handler of router.handlers) paths.set(handler.requestPath, withDecodeCheck(handler, { readMaxBytes: options.readMaxBytes, reject: options.reject }));
+
+  return (req, res) => {
+    const requestId = acceptedRequestId(req.headers["x-request-id"]);
+    res.setHeader("x-request-id", requestId);
+    const handler = paths.get(req.url?.split("?", 1)[0] ?? "");
+    if (!handler) {
+      options.fallback(req, res, requestId);
+      return;
+    }
+    if (authorityOf(req) === undefined) {
+      const { status, body } = specError(Code.InvalidArgument, "the request needs a valid Host header", [errorInfoDetail("http.bad_host")]);
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(body));
+      return;
+    }
+    const request = universalRequestFromNodeRequest(req, res, undefined, createContextValues().set(requestIdKey, requestId));
+    handler(request)
+      .then((response) => universalResponseToNodeResponse(withErrorBody(response), res))
+      .catch((reason: unknown) => {
+        // The client went away or reset the stream: nothing to answer, nothing the server did wrong.
+        const error = ConnectError.from(reason);
+        if (error.code !== Code.Aborted && error.code !== Code.Canceled) {
+          options.logger.warn({ requestId, procedure: handler.requestPath, code: Code[error.code], message: error.rawMessage.slice(0, 200) }, "response not delivered");
+        }
+        if (!res.headersSent && !res.destroyed) {
+          const { status, body } = specError(Code.Internal, `internal error (request id ${requestId})`, [errorInfoDetail("internal", { requestId })]);
+          res.writeHead(status, { "content-type": "application/json" });
+          res.end(JSON.stringify(body));
+        } else if (!res.writableEnded) res.destroy();
+      });
+  };
+}

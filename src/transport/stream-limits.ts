@@ -1,0 +1,79 @@
+import type { Interceptor } from "@connectrpc/connect";
+import { DomainError } from "../domain/errors.js";
+
+export interface StreamLimits {
+  /** Server-streaming and bidi calls open at once, server-wide. */
+  maxStreamingCalls: number;
+  /** After this long a streaming call ends with status OK. */
+  streamMaxLifetimeMs: number;
+}
+
+const LIFETIME_OVER = Symbol("lifetime over");
+
+/**
+ * Relays a stream's messages until the lifetime signal fires, then ends it normally. The
+ * implementation sees the same signal (its context's), so one that waits on it (Health.Watch)
+ * stops too; one that waits on something else is left to finish when its request ends.
+ */
+async function* untilLifetimeOver<T>(messages: AsyncIterable<T>, lifetime: AbortSignal, release: () => void): AsyncIterable<T> {
+  const iterator = messages[Symbol.asyncIterator]();
+  const over = new Promise<typeof LIFETIME_OVER>((resolve) => {
+    if (lifetime.aborted) resolve(LIFETIME_OVER);
+    lifetime.addEventListener("abort", () => resolve(LIFETIME_OVER), { once: true });
+  });
+  try {
+    for (;;) {
+      const result = await Promise.race([iterator.next(), over]);
+      if (result === LIFETIME_OVER || result.done) return;
+      yield result.value;
+    }
+  } finally {
+    release();
+    void iterator.return?.()?.catch(() => undefined);
+  }
+}
+
+/**
+ * Long-lived calls (Health.Watch, reflection) hold a stream, a socket and a listener each for as
+ * long as the client likes, without a token. They are capped server-wide (beyond the cap:
+ * resource_exhausted `stream.limit_reached`) and end after a maximum lifetime; clients that want
+ * to go on watching call again, as gRPC health clients do.
+ */
+export function createStreamLimitInterceptor(limits: StreamLimits): Interceptor {
+  let open = 0;
+  return (next) => async (req) => {
+    const kind = req.method.methodKind;
+    if (kind !== "server_streaming" && kind !== "bidi_streaming") return next(req);
+    if (open >= limits.maxStreamingCalls) {
+      throw new DomainError("resource_exhausted", "stream.limit_reached", `at most ${limits.maxStreamingCalls} streaming calls may be open at once; try again later`, {
+        limit: String(limits.maxStreamingCalls),
+      });
+    }
+    open++;
+    const lifetime = new AbortController();
+    const timer = setTimeout(() => lifetime.abort(), limits.streamMaxLifetimeMs);
+    timer.unref();
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      open--;
+      clearTimeout(timer);
+    };
+    // The call's signal fires when the call ends for any reason, also when the client went away
+    // before a message was read: the slot never outlives the call.
+    req.signal.addEventListener("abort", release, { once: true });
+    if (req.signal.aborted) release();
+    try {
+      const res = await next({ ...req, signal: AbortSignal.any([req.signal, lifetime.signal]) });
+      if (!res.stream) {
+        release();
+        return res;
+      }
+      return { ...res, message: untilLifetimeOver(res.message, lifetime.signal, release) };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  };
+}
