@@ -8,7 +8,10 @@ export function uniquenessKey(name: string): string {
   return name.normalize("NFKC").toLowerCase();
 }
 
-/** User names are logins: no surrounding or inner white space, no control characters. */
+/**
+ * User names are logins: no white space, no control characters. Surrounding white space never gets
+ * here (the validation interceptor trims it before the length rules run); inner white space is refused.
+ */
 export function checkUserName(userName: string, field = "user_name"): void {
   if (/[\s\p{Cc}]/u.test(userName)) {
     throw invalidArgument("user.name_invalid", "user names contain no white space or control characters", [
