@@ -33,6 +33,7 @@ const isPermanent = (error: unknown) => {
   return aboutTheMessage && typeof responseCode === "number" && responseCode >= 500 && responseCode < 600;
 };
 
+/** The error's text, already scrubbed of the password by sendMail (the SMTP client's boundary). */
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 500);
 
 /**
@@ -79,7 +80,7 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
     const password = config.passwordSealed ? openSecret(deps.masterKey, config.passwordSealed, smtpPasswordContext(config.instanceId)) : undefined;
     try {
       const info = await sendMail(config, password, settings.smtp, outgoing(row, { name: config.senderName, address: config.senderAddress }));
-      await record(row, [{ kind: "outbox.sent", id: row.id, attempts: attempt }], EventType.notificationSent, { attempt, host: config.host, response: String(info.response ?? "") });
+      await record(row, [{ kind: "outbox.sent", id: row.id, attempts: attempt }], EventType.notificationSent, { attempt, host: config.host, response: info.response });
       metrics.mailDeliveries.inc({ result: "sent" });
     } catch (error) {
       const reason = describe(error);

@@ -1,6 +1,7 @@
 import SMTPConnection from "nodemailer/lib/smtp-connection/index.js";
 import type { TLSSocket } from "node:tls";
 import type { SmtpSettings } from "../domain/smtp.js";
+import { scrubRelayText } from "./relay-text.js";
 import { renderEml, type SmtpClientOptions, transportOptions } from "./smtp-transport.js";
 
 export interface SmtpTestStep {
@@ -35,11 +36,12 @@ function failedStep(error: SmtpError, settings: SmtpSettings): SmtpTestStep["ste
   return "connect";
 }
 
-/** The server's words or the error, with the password (and its base64 forms) cut out. */
-function redacted(text: string, password: string | undefined): string {
-  if (!password) return text;
-  const forms = [password, Buffer.from(password).toString("base64")];
-  return forms.reduce((out, form) => out.split(form).join("[redacted]"), text);
+/**
+ * The transcript as it may leave: every step's text scrubbed of the password here, at the one exit,
+ * so no step (present or future) can return the relay's echo of the login exchange.
+ */
+function report(ok: boolean, steps: SmtpTestStep[], tlsVersion: string, password: string | undefined): SmtpTestResult {
+  return { ok, steps: steps.map((s) => ({ ...s, detail: scrubRelayText(s.detail, password) })), tlsVersion };
 }
 
 /**
@@ -82,8 +84,8 @@ export async function testSmtp(settings: SmtpSettings, password: string | undefi
     );
     pass("mail_from", "accepted");
     pass("rcpt_to", "accepted");
-    pass("data", redacted(String(info.response ?? "accepted"), password));
-    return { ok: true, steps, tlsVersion };
+    pass("data", String(info.response ?? "accepted"));
+    return report(true, steps, tlsVersion, password);
   } catch (thrown) {
     const error = thrown as SmtpError;
     const step = failedStep(error, settings);
@@ -92,8 +94,8 @@ export async function testSmtp(settings: SmtpSettings, password: string | undefi
     for (const earlier of order.slice(0, order.indexOf(step))) {
       if (!reached(earlier) && (earlier !== "tls" || settings.tls) && (earlier !== "auth" || settings.user)) pass(earlier, "accepted");
     }
-    steps.push({ step, ok: false, detail: redacted(error.response || error.message, password) });
-    return { ok: false, steps, tlsVersion };
+    steps.push({ step, ok: false, detail: error.response || error.message });
+    return report(false, steps, tlsVersion, password);
   } finally {
     connection.close();
   }

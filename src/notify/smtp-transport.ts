@@ -1,6 +1,7 @@
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
 import { parseSmtpHost, type SmtpSettings } from "../domain/smtp.js";
+import { scrubRelayText } from "./relay-text.js";
 import type { RenderedMail } from "./templates.js";
 
 /** Extra trust for SMTP servers with a private CA (GATEHOUSE_SMTP_CA_FILE), and time limits. */
@@ -28,7 +29,41 @@ export function transportOptions(settings: SmtpSettings, password: string | unde
     connectionTimeout: client.timeoutMs,
     greetingTimeout: client.timeoutMs,
     socketTimeout: client.timeoutMs,
+    // nodemailer's own transcript would carry the relay's words unscrubbed: it stays off.
+    logger: false,
+    debug: false,
   };
+}
+
+/**
+ * The only error that leaves the SMTP client: nodemailer's code, reply code and command, with the
+ * relay's words scrubbed of the password. It is a new error without `cause`, so no logger or
+ * serializer can reach the original text through it.
+ */
+export class SmtpRelayError extends Error {
+  override name = "SmtpRelayError";
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+    readonly responseCode: number | undefined,
+    readonly command: string | undefined,
+    readonly response: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** `error` (thrown by nodemailer or a socket) as an {@link SmtpRelayError} without the password. */
+export function relayError(error: unknown, password: string | undefined): SmtpRelayError {
+  const { code, responseCode, command, response } = (typeof error === "object" && error !== null ? error : {}) as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === "string" ? scrubRelayText(value, password) : undefined);
+  return new SmtpRelayError(
+    scrubRelayText(error instanceof Error ? error.message : String(error), password),
+    typeof code === "string" ? code : undefined,
+    typeof responseCode === "number" ? responseCode : undefined,
+    text(command),
+    text(response),
+  );
 }
 
 export interface OutgoingMail {
@@ -52,11 +87,17 @@ export function messageFields(message: OutgoingMail) {
   };
 }
 
-/** Sends one message through a configuration. Throws nodemailer's error (with responseCode) on failure. */
-export async function sendMail(settings: SmtpSettings, password: string | undefined, client: SmtpClientOptions, message: OutgoingMail) {
+/**
+ * Sends one message through a configuration. Resolves with the relay's reply, throws an
+ * {@link SmtpRelayError} (with responseCode): both scrubbed of the password.
+ */
+export async function sendMail(settings: SmtpSettings, password: string | undefined, client: SmtpClientOptions, message: OutgoingMail): Promise<{ response: string }> {
   const transport = nodemailer.createTransport(transportOptions(settings, password, client));
   try {
-    return await transport.sendMail(messageFields(message));
+    const info = await transport.sendMail(messageFields(message));
+    return { response: scrubRelayText(String(info.response ?? ""), password) };
+  } catch (error) {
+    throw relayError(error, password);
   } finally {
     transport.close();
   }

@@ -32,12 +32,25 @@ export interface TestSmtpServer {
   close(): Promise<void>;
 }
 
+/** What the client sent in AUTH (smtp-server decodes PLAIN blobs and LOGIN lines for us). */
+export interface SmtpAuthAttempt {
+  method: string;
+  username: string;
+  password: string;
+}
+
 export interface SmtpServerOptions {
   /** none: no TLS offered; starttls: STARTTLS offered; implicit: TLS from the first byte. */
   tls: "none" | "starttls" | "implicit";
   certificate?: { key: Buffer; cert: Buffer };
   /** When set, AUTH is required and only these credentials pass. */
   auth?: { user: string; pass: string };
+  /** SASL mechanisms offered, in order (the client takes the first); smtp-server's default is PLAIN, LOGIN. */
+  authMethods?: ("PLAIN" | "LOGIN")[];
+  /** The text of the 535 answer to rejected credentials, made from what the client sent (a relay that echoes the login). */
+  rejectAuthWith?: (attempt: SmtpAuthAttempt) => string;
+  /** The text of the 250 answer to an accepted message, made from the session's AUTH (a relay that echoes it there). */
+  acceptDataWith?: (attempt: SmtpAuthAttempt | undefined) => string;
   /** Recipients answered with 550 (mailbox unavailable). */
   rejectRecipients?: string[];
   port?: number;
@@ -46,6 +59,7 @@ export interface SmtpServerOptions {
 /** A real SMTP server (the smtp-server package) on 127.0.0.1 that records what it accepts. */
 export async function startSmtpServer(options: SmtpServerOptions): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
+  const attempts = new Map<string, SmtpAuthAttempt>();
   const server = new SMTPServer({
     secure: options.tls === "implicit",
     ...(options.certificate ? { key: options.certificate.key, cert: options.certificate.cert } : {}),
@@ -53,9 +67,12 @@ export async function startSmtpServer(options: SmtpServerOptions): Promise<TestS
     authOptional: !options.auth,
     hideSTARTTLS: options.tls === "none",
     logger: false,
-    onAuth(auth, _session, callback) {
-      if (options.auth && auth.username === options.auth.user && auth.password === options.auth.pass) callback(null, { user: auth.username });
-      else callback(Object.assign(new Error("Invalid username or password"), { responseCode: 535 }));
+    ...(options.authMethods ? { authMethods: options.authMethods } : {}),
+    onAuth(auth, session, callback) {
+      const attempt = { method: auth.method, username: auth.username ?? "", password: auth.password ?? "" };
+      attempts.set(session.id, attempt);
+      if (options.auth && attempt.username === options.auth.user && attempt.password === options.auth.pass) callback(null, { user: attempt.username });
+      else callback(Object.assign(new Error(options.rejectAuthWith?.(attempt) ?? "Invalid username or password"), { responseCode: 535 }));
     },
     onRcptTo(address, _session, callback) {
       if (options.rejectRecipients?.includes(address.address)) callback(Object.assign(new Error("Mailbox unavailable"), { responseCode: 550 }));
@@ -72,7 +89,8 @@ export async function startSmtpServer(options: SmtpServerOptions): Promise<TestS
           secure: session.secure,
           user: typeof session.user === "string" ? session.user : undefined,
         });
-        callback();
+        if (options.acceptDataWith) callback(null, options.acceptDataWith(attempts.get(session.id)));
+        else callback();
       });
     },
   });
@@ -100,4 +118,41 @@ export async function startSmtpServer(options: SmtpServerOptions): Promise<TestS
 /** The email verification code in a received raw message (its text part). */
 export function codeInRaw(raw: string): string | undefined {
   return /Confirm your email address with this code[^\n]*\r?\n\s+([A-Z0-9]{6})\r?\n/.exec(raw.replace(/=\r?\n/g, ""))?.[1];
+}
+
+const base64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
+
+/**
+ * What a careless relay says about a login: the password plain, base64 on its own, inside the AUTH
+ * PLAIN blob (with and without authorization identity, so the password sits at different byte
+ * alignments), glued to a word, and the AUTH LOGIN exchange. Control characters become spaces on
+ * the wire (smtp-server), which leaves the plain password intact.
+ */
+export function echoOfLogin(attempt: SmtpAuthAttempt): string {
+  const { username, password } = attempt;
+  const blob = base64(`\0${username}\0${password}`);
+  return [
+    `auth failed for \0${username}\0${password}`,
+    `AUTH PLAIN ${blob}`,
+    `with authzid ${base64(`${username}\0${username}\0${password}`)}`,
+    `glued x${blob}`,
+    `AUTH LOGIN ${base64(username)} ${base64(password)}`,
+    `url-safe ${Buffer.from(password).toString("base64url")}`,
+  ].join("; ");
+}
+
+/**
+ * Where `password` can still be read in `text`: plain (any case), or decoded from any base64 run
+ * at any of the four character offsets (which finds it inside AUTH PLAIN blobs and glued tokens).
+ */
+export function passwordLeaks(text: string, password: string): string[] {
+  const leaks: string[] = [];
+  if (text.toLowerCase().includes(password.toLowerCase())) leaks.push("plain");
+  const secret = Buffer.from(password);
+  for (const run of text.match(/[A-Za-z0-9+/_-]{4,}/g) ?? []) {
+    for (let offset = 0; offset < 4; offset++) {
+      if (Buffer.from(run.slice(offset), "base64").includes(secret)) leaks.push(`base64 ${run}`);
+    }
+  }
+  return leaks;
 }

@@ -1,0 +1,145 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
+import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
+import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { Clients } from "../support/clients.js";
+import { startTestServer, TestClock, type TestServer } from "../support/server.js";
+import { echoOfLogin, passwordLeaks, startSmtpServer, type SmtpServerOptions, type TestSmtpServer } from "../support/smtp.js";
+
+/**
+ * A relay that echoes the login exchange (the password plain, base64, inside the AUTH PLAIN blob)
+ * in its replies: none of it may reach events, the log, the database file or TestSmtpConfig.
+ */
+const PASSWORD = "Relay-Pa55word!";
+const USER = "mailer";
+let server: TestServer;
+let clients: Clients;
+const relays: TestSmtpServer[] = [];
+let n = 0;
+
+beforeAll(async () => {
+  const mail = { smtpTimeoutMs: 2_000, pollMs: 50, maxAttempts: 2, retryBaseMs: 50 };
+  server = await startTestServer({ clock: new TestClock(new Date(), true), config: { mail } });
+  clients = new Clients(server.url);
+});
+afterAll(async () => {
+  clients.close();
+  await server?.dispose();
+  await Promise.all(relays.map((r) => r.close()));
+});
+
+const admin = () => ({ token: server.adminToken });
+const smtp = (protocol: "connect-json-http1" | "grpc-h2c" | "grpc-web-http1" = "connect-json-http1") => clients.client(SmtpService, protocol, admin());
+const events = () => clients.client(EventService, "connect-proto-h2c", admin());
+
+/** A relay on which the gatehouse password never passes, and which says so with the echo. */
+async function echoingRelay(options: Partial<SmtpServerOptions> = {}) {
+  const relay = await startSmtpServer({ tls: "none", auth: { user: USER, pass: "what-the-relay-wants" }, rejectAuthWith: echoOfLogin, ...options });
+  relays.push(relay);
+  return relay;
+}
+async function useRelay(relay: TestSmtpServer) {
+  const config = { senderAddress: "noreply@gatehouse.test", senderName: "Gatehouse", tls: false, host: `127.0.0.1:${relay.port}`, user: USER };
+  const exists = await smtp().getSmtpConfig({}).then(() => true, () => false);
+  if (exists) await smtp().updateSmtpConfig(config);
+  else await smtp().createSmtpConfig(config);
+  await smtp().setSmtpPassword({ password: PASSWORD });
+}
+/** Queues a verification mail; answers its outbox id. */
+async function queueMail() {
+  const users = clients.client(UserService, "connect-json-http1", admin());
+  const { userId } = await users.createHumanUser({ userName: `relay-${++n}`, profile: { firstName: "Re", lastName: "Lay" }, email: { email: `relay-${n}@example.com` }, password: "Sup3r-secret!" });
+  const { events: own } = await events().listEvents({ aggregateId: userId });
+  return String(own.find((e) => e.eventType === "user.notification.queued")?.payload?.outboxId);
+}
+/** Every event of the instance, page by page. */
+async function allEvents() {
+  const total = Number((await events().listEvents({ pageSize: 1 })).details?.totalResult ?? 0);
+  const all: unknown[] = [];
+  let pageToken = "";
+  do {
+    const page = await events().listEvents({ pageSize: 200, pageToken });
+    all.push(...page.events);
+    pageToken = page.details?.nextPageToken ?? "";
+  } while (pageToken);
+  expect(all.length).toBeGreaterThanOrEqual(total);
+  return all;
+}
+const json = (value: unknown) => JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v));
+async function waitForNotification(outboxId: string, type: string) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const { events: trail } = await events().listEvents({ aggregateType: "notification", aggregateId: outboxId });
+    const found = trail.find((e) => e.eventType === type);
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`no ${type} event for ${outboxId}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+/** The database as stored: the SQLite file and its write-ahead log, byte for byte. */
+function databaseBytes(): string {
+  return readdirSync(server.dataDir)
+    .filter((name) => name.startsWith("gatehouse.db"))
+    .map((name) => readFileSync(join(server.dataDir, name)).toString("latin1"))
+    .join("\n");
+}
+/** Asserts the password is readable nowhere the server keeps or shows what happened. */
+async function expectNoLeakAnywhere() {
+  const leaks = {
+    events: passwordLeaks(json(await allEvents()), PASSWORD),
+    log: passwordLeaks(server.logs.text, PASSWORD),
+    database: passwordLeaks(databaseBytes(), PASSWORD),
+  };
+  expect(leaks).toEqual({ events: [], log: [], database: [] });
+}
+
+describe("a relay that echoes the login exchange", () => {
+  it.each(["PLAIN", "LOGIN"] as const)("AUTH %s: the delivery worker stores and logs its reply without the password", async (method) => {
+    const relay = await echoingRelay({ authMethods: [method] });
+    await useRelay(relay);
+    const outboxId = await queueMail();
+    const retried = await waitForNotification(outboxId, "notification.attempt.failed");
+    const failed = await waitForNotification(outboxId, "notification.failed");
+    for (const event of [retried, failed]) {
+      // The relay's words are kept (the operator needs them), the password is not.
+      expect(String(event.payload?.error)).toMatch(/535 auth failed for/);
+      expect(String(event.payload?.error)).toContain("[redacted]");
+    }
+    expect(server.logs.text).toContain("mail delivery failed for good");
+    await expectNoLeakAnywhere();
+  });
+
+  it("the delivery worker stores the relay's accepting reply without the password", async () => {
+    const relay = await echoingRelay({ auth: { user: USER, pass: PASSWORD }, acceptDataWith: (attempt) => `queued, ${attempt ? echoOfLogin(attempt) : "anonymous"}` });
+    await useRelay(relay);
+    const outboxId = await queueMail();
+    const sent = await waitForNotification(outboxId, "notification.sent");
+    expect(String(sent.payload?.response)).toMatch(/^250 queued, auth failed for .*\[redacted\]/);
+    await expectNoLeakAnywhere();
+  });
+
+  it("TestSmtpConfig of the saved configuration reports the rejected AUTH without the password", async () => {
+    await useRelay(await echoingRelay());
+    for (const protocol of ["connect-json-http1", "grpc-h2c", "grpc-web-http1"] as const) {
+      const result = await smtp(protocol).testSmtpConfig({ receiverAddress: "probe@example.com" });
+      expect(result.steps.at(-1)).toMatchObject({ step: "auth", ok: false, detail: expect.stringMatching(/535 auth failed for .*\[redacted\]/) });
+      expect(passwordLeaks(json(result), PASSWORD), protocol).toEqual([]);
+    }
+    await expectNoLeakAnywhere();
+  });
+
+  it("TestSmtpConfig of an unsaved configuration scrubs the password given in the request, in AUTH and DATA replies", async () => {
+    const rejecting = await echoingRelay({ authMethods: ["LOGIN"] });
+    const accepting = await echoingRelay({ auth: { user: USER, pass: PASSWORD }, acceptDataWith: (attempt) => `queued, ${attempt ? echoOfLogin(attempt) : "anonymous"}` });
+    const config = (relay: TestSmtpServer) => ({ senderAddress: "noreply@gatehouse.test", senderName: "Unsaved", tls: false, host: `127.0.0.1:${relay.port}`, user: USER });
+    const rejected = await smtp().testSmtpConfig({ receiverAddress: "probe@example.com", config: config(rejecting), password: PASSWORD });
+    expect(rejected.steps.at(-1)).toMatchObject({ step: "auth", ok: false, detail: expect.stringContaining("[redacted]") });
+    const accepted = await smtp("grpc-h2c").testSmtpConfig({ receiverAddress: "probe@example.com", config: config(accepting), password: PASSWORD });
+    expect(accepted.ok).toBe(true);
+    expect(accepted.steps.at(-1)).toMatchObject({ step: "data", ok: true, detail: expect.stringMatching(/^250 queued, .*\[redacted\]/) });
+    expect(passwordLeaks(json([rejected, accepted]), PASSWORD)).toEqual([]);
+    await expectNoLeakAnywhere();
+  });
+});
