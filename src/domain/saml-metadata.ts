@@ -33,6 +33,16 @@ function skipPast(xml: string, from: number, terminator: string, what: string): 
   return end + terminator.length;
 }
 
+/** Characters as buf.validate's `max_len` counts them: code points, a surrogate pair being one. */
+function codePointCount(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit < 0xdc00 || unit > 0xdfff) count++;
+  }
+  return count;
+}
+
 /**
  * Two passes over the text counting references, start tags, nesting depth, attributes and
  * namespace declarations, refusing as soon as a limit is passed. It is deliberately conservative (it does not check well-formedness; the parser
@@ -41,7 +51,7 @@ function skipPast(xml: string, from: number, terminator: string, what: string): 
  */
 function checkBounds(xml: string): void {
   const limits = SAML_METADATA_LIMITS;
-  if (xml.length > limits.maxChars) invalid(`must be at most ${limits.maxChars} characters`);
+  if (xml.length > limits.maxChars && codePointCount(xml) > limits.maxChars) invalid(`must be at most ${limits.maxChars} characters`);
   let depth = 0;
   let elements = 0;
   let attributes = 0;

@@ -38,8 +38,11 @@ describe("SAML metadata bounds", () => {
     expect(refusal(build(limit + 1))).toMatch(description);
   });
 
-  it("refuses more characters than the size limit before looking at them", () => {
+  it("refuses more characters than the size limit, counting a surrogate pair as one character", () => {
     expect(refusal(open + " ".repeat(LIMITS.maxChars) + close)).toMatch(/characters/);
+    const astral = "😀".repeat(0.6 * LIMITS.maxChars); // 600 000 characters, 1 200 000 UTF-16 units
+    expect(astral.length + open.length + close.length).toBeGreaterThan(LIMITS.maxChars);
+    expect(parseSamlEntityId(open + astral + close)).toBe("urn:sp");
   });
 
   it("does not count markup inside comments, CDATA, processing instructions or quoted values", () => {
