@@ -14,7 +14,7 @@ import { createRoutes } from "./routes.js";
 import { createServer } from "./server.js";
 import { createSqliteStore } from "./store/sqlite-store.js";
 import { type Clock, systemClock } from "./support/clock.js";
-import { loadOrCreateMasterKey } from "./support/files.js";
+import { checkMasterKey, loadMasterKey } from "./startup/master-key.js";
 import { createIdGenerator, type IdGenerator } from "./support/ids.js";
 import { createLogger, type Logger } from "./support/logger.js";
 import { createMetrics, type Metrics } from "./support/metrics.js";
@@ -43,7 +43,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
   const { config } = options;
   const logger = createLogger(config.logLevel, options.logDestination);
   const files = dataFiles(config);
-  const masterKey = loadOrCreateMasterKey(files.masterKey);
+  const masterKey = loadMasterKey(files.masterKey, files.database);
   const store = createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000 });
   const smtpClient = { timeoutMs: config.mail.smtpTimeoutMs, ...(config.mail.smtpCaFile ? { ca: readFileSync(config.mail.smtpCaFile) } : {}) };
   const deps: Deps = {
@@ -54,6 +54,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     externalUrl: config.externalUrl,
   };
   try {
+    await checkMasterKey(store, masterKey, files.masterKey);
     await ensureBootstrapped(deps, files.adminToken, logger);
     const metrics = createMetrics();
     const health = createHealthState();

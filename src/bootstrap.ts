@@ -1,8 +1,7 @@
-import { renameSync } from "node:fs";
 import { bootstrapInstance } from "./commands/bootstrap.js";
 import type { Deps } from "./context.js";
 import { issueToken } from "./domain/token.js";
-import { removeFileIfPresent, writePrivateFile } from "./support/files.js";
+import { withPrivateFileAround } from "./support/files.js";
 import type { Logger } from "./support/logger.js";
 
 /**
@@ -17,19 +16,8 @@ export async function ensureBootstrapped(deps: Deps, tokenPath: string, logger: 
     return;
   }
   const token = issueToken(deps.ids.next());
-  const pending = `${tokenPath}.pending`;
-  writePrivateFile(pending, `${token.token}\n`);
-  try {
-    const result = await bootstrapInstance(deps, {
-      instanceName: "Gatehouse",
-      organizationName: "Gatehouse",
-      adminUserName: "admin",
-      adminToken: token,
-    });
-    renameSync(pending, tokenPath);
-    logger.info({ ...result, tokenFile: tokenPath }, "bootstrapped a new instance; the admin token is in tokenFile");
-  } catch (error) {
-    removeFileIfPresent(pending);
-    throw error;
-  }
+  const result = await withPrivateFileAround(tokenPath, `${token.token}\n`, () =>
+    bootstrapInstance(deps, { instanceName: "Gatehouse", organizationName: "Gatehouse", adminUserName: "admin", adminToken: token }),
+  );
+  logger.info({ ...result, tokenFile: tokenPath }, "bootstrapped a new instance; the admin token is in tokenFile");
 }

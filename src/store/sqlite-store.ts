@@ -6,6 +6,7 @@ import {
   applications,
   identityProviders,
   instances,
+  masterKeyProbe,
   memberships,
   oneTimeCodes,
   organizations,
@@ -79,6 +80,12 @@ export function createSqliteStore(options: SqliteOptions): Store {
     },
     async findTokenById(id) {
       return tokenById.get({ id });
+    },
+    async getMasterKeyProbe() {
+      return db.select().from(masterKeyProbe).where(eq(masterKeyProbe.id, 1)).get()?.sealed;
+    },
+    async setMasterKeyProbe(sealed) {
+      db.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing().run();
     },
     async listTokensOfUser(userId) {
       return db

@@ -134,5 +134,10 @@ export interface Store {
   countEvents(filter: Omit<EventFilter, "afterSequence" | "limit">): Promise<number>;
   aggregateSpan(aggregateType: string, aggregateId: string): Promise<AggregateSpan | undefined>;
 
+  /** The value sealed under the master key the database was first opened with (see master-key-probe.ts). */
+  getMasterKeyProbe(): Promise<string | undefined>;
+  /** Stores the probe once; a probe already there is kept. Not an event: it is no domain state. */
+  setMasterKeyProbe(sealed: string): Promise<void>;
+
   close(): Promise<void>;
 }

@@ -1,5 +1,4 @@
-import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 
 /** Writes a file only its owner can read, atomically (temporary file + rename). */
@@ -16,13 +15,19 @@ export function removeFileIfPresent(path: string): void {
 }
 
 /**
- * Loads the 32-byte master key that encrypts secrets at rest, creating it (mode 0600) on first start.
- * A key of the wrong size is refused rather than silently replaced: replacing it would make every
- * stored secret unreadable.
+ * Writes `content` to `path` (mode 0600) around `action`: to `<path>.pending` BEFORE it, renamed into
+ * place after it succeeds, removed when it fails. Used for tokens shown only once: whatever the action
+ * commits always has its file on disk, and a failed action leaves no stray credential.
  */
-export function loadOrCreateMasterKey(path: string): Buffer {
-  if (!existsSync(path)) writePrivateFile(path, `${randomBytes(32).toString("base64")}\n`);
-  const key = Buffer.from(readFileSync(path, "utf8").trim(), "base64");
-  if (key.length !== 32) throw new Error(`master key ${path} must hold 32 base64-encoded bytes`);
-  return key;
+export async function withPrivateFileAround<T>(path: string, content: string, action: () => Promise<T>): Promise<T> {
+  const pending = `${path}.pending`;
+  writePrivateFile(pending, content);
+  try {
+    const result = await action();
+    renameSync(pending, path);
+    return result;
+  } catch (error) {
+    removeFileIfPresent(pending);
+    throw error;
+  }
 }

@@ -11,3 +11,4 @@ export * from "./code.js";
 export * from "./outbox.js";
 export * from "./password-policy.js";
 export * from "./smtp.js";
+export * from "./master-key-probe.js";

@@ -1,0 +1,56 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import type { Store } from "../store/store.js";
+import { writePrivateFile } from "../support/files.js";
+import { openSecret, sealSecret } from "../support/secret-box.js";
+import { StartupError } from "./startup-error.js";
+
+export const PROBE_CONTEXT = "gatehouse:master-key-probe";
+
+function hasData(databasePath: string): boolean {
+  return existsSync(databasePath) && statSync(databasePath).size > 0;
+}
+
+/**
+ * Loads the 32-byte master key that seals secrets at rest. It is generated (mode 0600) only for a new
+ * data dir: when a database already exists, a missing key means it was lost or not restored, and a
+ * new one would make every sealed secret unreadable — so that start is refused.
+ */
+export function loadMasterKey(keyPath: string, databasePath: string): Buffer {
+  if (!existsSync(keyPath)) {
+    if (hasData(databasePath)) {
+      throw new StartupError(
+        `master key ${keyPath} is missing but the database ${databasePath} exists: restore the key file from your backup (a new key cannot open the sealed secrets)`,
+      );
+    }
+    writePrivateFile(keyPath, `${randomBytes(32).toString("base64")}\n`);
+  }
+  let text: string;
+  try {
+    text = readFileSync(keyPath, "utf8");
+  } catch (error) {
+    throw new StartupError(`master key ${keyPath} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"}): check its owner and mode`, { cause: error });
+  }
+  const key = Buffer.from(text.trim(), "base64");
+  if (key.length !== 32 || !/^[A-Za-z0-9+/]+=*$/.test(text.trim())) {
+    throw new StartupError(`master key ${keyPath} is not 32 base64-encoded bytes: restore the right key file`);
+  }
+  return key;
+}
+
+/**
+ * Checks that `key` is the key this database was sealed with, by opening the probe value sealed at
+ * its first start; a database without a probe (new, or older than the probe) gets one now.
+ */
+export async function checkMasterKey(store: Store, key: Buffer, keyPath: string): Promise<void> {
+  const probe = await store.getMasterKeyProbe();
+  if (probe === undefined) {
+    await store.setMasterKeyProbe(sealSecret(key, "gatehouse", PROBE_CONTEXT));
+    return;
+  }
+  try {
+    openSecret(key, probe, PROBE_CONTEXT);
+  } catch (error) {
+    throw new StartupError(`master key ${keyPath} does not open this database's sealed data: use the key this data dir was created with`, { cause: error });
+  }
+}

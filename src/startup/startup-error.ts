@@ -1,0 +1,11 @@
+/**
+ * A start-up failure the operator can act on: `message` is the one line printed on stderr — what is
+ * wrong and what to do. The underlying error (if any) is kept as `cause` for the debug log, never
+ * printed as a stack trace.
+ */
+export class StartupError extends Error {
+  override readonly name = "StartupError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
