@@ -101,13 +101,12 @@ describe("malformed requests get a clear error, and the server keeps serving", (
     await stillServing();
   });
 
-  it("malformed protobuf bytes → internal 'parse binary', the gRPC convention for an undecodable request", async () => {
-    // connect-es (like grpc-go) answers a request it cannot decode with `internal` before any
-    // interceptor runs; the message says what went wrong and nothing is written.
+  it("malformed protobuf bytes → invalid_argument with ErrorInfo: the client's fault, as the Connect reference answers", async () => {
     const response = await post("/gatehouse.admin.v1.OrganizationService/CreateOrganization", "application/proto", new Uint8Array([0x0a, 0xff, 0xff, 0xff]));
-    expect(response.status).toBe(500);
-    const body = (await response.json()) as { code: string; message: string };
-    expect(body).toMatchObject({ code: "internal", message: expect.stringMatching(/^parse binary: /) as unknown });
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as { code: string; details?: { type: string }[] };
+    expect(body.code).toBe("invalid_argument");
+    expect(body.details?.map((detail) => detail.type)).toContain("google.rpc.ErrorInfo");
     await stillServing();
   });
 
