@@ -152,7 +152,8 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
     const toError = (error: unknown) => (error instanceof DomainError || error instanceof ConnectError ? options.reject(req, handler, error) : error);
     const fail = (error: unknown, drop: string[] = []) => {
       const header = new Headers(req.header);
-      for (const name of drop) header.delete(name);
+      // The handler would refuse a large content-length before reading the body, without ErrorInfo.
+      for (const name of [...drop, "content-length"]) header.delete(name);
       return handler({ ...req, header, body: failing(toError(error)) });
     };
 
@@ -184,6 +185,8 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
     }
     let bytes: Uint8Array;
     try {
+      const declared = Number(req.header.get("content-length") ?? "0");
+      if (declared > readMaxBytes) throw new DomainError("resource_exhausted", "request.too_large", `request larger than ${readMaxBytes} bytes`);
       bytes = await readAll(body, readMaxBytes);
       checkMessage(desc, await decompressed(compression, bytes, readMaxBytes), framing.binary);
     } catch (error) {

@@ -107,9 +107,11 @@ describe("REST errors use the SPEC section 7 body and the API.md statuses", () =
     const wrongMethod = await rest("GET", "/v1/users/human");
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get("allow")).toBe("POST");
-    expect(wrongMethod.json).toMatchObject({ code: 12, details: [] });
+    expect(wrongMethod.json).toMatchObject({ code: 12 });
+    expect(reasonOf(wrongMethod.json)).toBe("http.method_not_allowed");
     const unknown = await rest("POST", "/v1/nowhere", {});
     expect(unknown.status).toBe(404);
-    expect(unknown.json).toMatchObject({ code: 5, details: [] });
+    expect(unknown.json).toMatchObject({ code: 5 });
+    expect(reasonOf(unknown.json)).toBe("route.not_found");
   });
 });

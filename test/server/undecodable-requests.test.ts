@@ -1,0 +1,88 @@
+import { create, toBinary } from "@bufbuild/protobuf";
+import http from "node:http";
+import type http2 from "node:http2";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ServerReflectionRequestSchema } from "../../gen/grpc/reflection/v1/reflection_pb.js";
+import { useTestServer } from "../support/server.js";
+import { connectH2, envelope, errorInfoReasons, grpcStatus, h2Request, http1Request, jsonErrorReason, type WireResponse } from "../fuzz/wire.js";
+
+const t = useTestServer();
+let agent: http.Agent;
+let session: http2.ClientHttp2Session;
+beforeAll(async () => {
+  agent = new http.Agent({ keepAlive: true });
+  session = await connectH2(t.server.url);
+});
+afterAll(() => {
+  agent.destroy();
+  session.close();
+});
+
+/** Bytes that are no protobuf message: a field with an unknown wire type 7. */
+const GARBAGE = Uint8Array.from([0x0f, 0xff, 0xff, 0xff]);
+const GET_USER = "/gatehouse.admin.v1.UserService/GetUser";
+const INVALID_ARGUMENT = 3;
+
+/** Log lines the server wrote at error level or above, or with a stack. */
+function loudLines(): string[] {
+  return t.server.logs.lines.filter((line) => {
+    const entry = JSON.parse(line) as { level: number };
+    return entry.level >= 50 || line.includes('"stack"');
+  });
+}
+
+function expectRefused(response: WireResponse) {
+  const status = grpcStatus(response);
+  expect(status.code).toBe(INVALID_ARGUMENT);
+  expect(errorInfoReasons(status.detailsBin)).toEqual(["request.malformed"]);
+  expect(response.headers["x-request-id"]).toMatch(/.+/);
+}
+
+describe("undecodable protobuf requests are invalid_argument with ErrorInfo, never internal", () => {
+  it("Connect binary over HTTP/1.1: HTTP 400, code invalid_argument, reason request.malformed, x-request-id", async () => {
+    const response = await http1Request(t.server.url, agent, { path: GET_USER, headers: { "content-type": "application/proto" }, body: GARBAGE });
+    expect(response.status).toBe(400);
+    expect(JSON.parse(response.body.toString())).toMatchObject({ code: "invalid_argument" });
+    expect(jsonErrorReason(response.body)).toBe("request.malformed");
+    expect(response.headers["x-request-id"]).toMatch(/.+/);
+  });
+
+  it("gRPC over h2c: status 3", async () => {
+    const response = await h2Request(session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: envelope(GARBAGE) });
+    expectRefused(response);
+  });
+
+  it("gRPC with the compressed flag set and no grpc-encoding: status 3", async () => {
+    const response = await h2Request(session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: envelope(Uint8Array.from([0x0a, 0x01, 0x78]), 1) });
+    expectRefused(response);
+  });
+
+  it("gRPC-web over HTTP/1.1: status 3 in the trailer frame", async () => {
+    const response = await http1Request(t.server.url, agent, { path: GET_USER, headers: { "content-type": "application/grpc-web+proto" }, body: envelope(GARBAGE) });
+    expect(response.status).toBe(200);
+    expectRefused(response);
+  });
+
+  it("a unary gRPC call without its message, or with two, is invalid_argument too", async () => {
+    expectRefused(await h2Request(session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: new Uint8Array(0) }));
+    const message = Uint8Array.from([0x0a, 0x01, 0x78]);
+    expectRefused(await h2Request(session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: Buffer.concat([envelope(message), envelope(message)]) }));
+  });
+
+  it("the token-free reflection stream: a bad message after a good one ends the stream with status 3, and nothing reaches the error log", async () => {
+    const good = toBinary(ServerReflectionRequestSchema, create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } }));
+    const before = loudLines().length;
+    for (let i = 0; i < 20; i++) {
+      const response = await h2Request(session, {
+        path: "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        headers: { "content-type": "application/grpc" },
+        body: Buffer.concat([envelope(good), envelope(GARBAGE)]),
+      });
+      expectRefused(response);
+    }
+    expect(loudLines().slice(before)).toEqual([]);
+    const warnings = t.server.logs.parsed().filter((entry) => entry.msg === "request refused before the rpc");
+    expect(warnings.length).toBeGreaterThanOrEqual(20);
+    expect(warnings.every((entry) => entry.level === 40 && entry.reason === "request.malformed")).toBe(true);
+  });
+});
