@@ -109,7 +109,7 @@ export function errorInfoReasons(detailsBin: string | undefined): string[] {
   const status = fromBinary(StatusSchema, Buffer.from(detailsBin, "base64"));
   return status.details.flatMap((any) => {
     const unpacked = anyUnpack(any, registry);
-    return unpacked && unpacked.$typeName === ErrorInfoSchema.typeName ? [(unpacked as { reason: string }).reason] : [];
+    return unpacked && unpacked.$typeName === ErrorInfoSchema.typeName ? [(unpacked as unknown as { reason: string }).reason] : [];
   });
 }
 
