@@ -215,7 +215,10 @@ export type CreateSamlApplicationRequest = Message<"gatehouse.admin.v1.CreateSam
    */
   metadata: {
     /**
-     * SAML metadata XML with an EntityDescriptor carrying an entityID; at most 1 MB.
+     * SAML 2.0 metadata XML whose root is an EntityDescriptor carrying an entityID. At most 1 000 000
+     * characters, 32 levels of nesting, 5 000 elements, 10 000 attributes, 64 namespace declarations
+     * and 10 000 entity or character references; no DOCTYPE. These bounds keep parsing short (real SP
+     * metadata nests about 8 levels and has a few hundred elements).
      *
      * @generated from field: string metadata_xml = 3;
      */
@@ -800,6 +803,7 @@ export const ApplicationService: GenService<{
    * Creates an OIDC application. Redirect URIs must be absolute; plain http only for loopback hosts.
    * A client secret is generated for confidential auth methods, returned once and stored hashed.
    * Needs `project.app.write` for the project.
+   * The redirect URIs are checked after the permission.
    * Errors: not_found (`project.not_found`), already_exists (`application.already_exists`), invalid_argument
    * (`application.redirect_uri_invalid`).
    *
@@ -823,8 +827,10 @@ export const ApplicationService: GenService<{
   },
   /**
    * Creates a SAML application from metadata XML (must carry an entityID) or a metadata URL.
-   * Needs `project.app.write` for the project.
-   * Errors: invalid_argument (`application.saml_metadata_invalid`).
+   * Needs `project.app.write` for the project, checked before the metadata is read: a caller without it
+   * gets permission_denied whatever it sends.
+   * Errors: invalid_argument (`application.saml_metadata_invalid` on `metadata_xml` or `metadata_url`,
+   * with a short fixed description that never quotes the document).
    *
    * @generated from rpc gatehouse.admin.v1.ApplicationService.CreateSamlApplication
    */

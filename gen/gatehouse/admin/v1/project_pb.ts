@@ -188,7 +188,7 @@ export type AddProjectRoleRequest = Message<"gatehouse.admin.v1.AddProjectRoleRe
   roleKey: string;
 
   /**
-   * Name shown for the role; at most 200 characters.
+   * Name shown for the role; surrounding white space is trimmed; at most 200 characters.
    *
    * @generated from field: string display_name = 3;
    */

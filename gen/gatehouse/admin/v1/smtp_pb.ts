@@ -349,7 +349,8 @@ export type SmtpTestStep = Message<"gatehouse.admin.v1.SmtpTestStep"> & {
   ok: boolean;
 
   /**
-   * The server's reply or the error, never the password.
+   * The server's reply or the error. The SMTP password is removed from it in every form a relay may
+   * echo (plain, base64, inside AUTH PLAIN / AUTH LOGIN exchanges) and replaced by "[redacted]".
    *
    * @generated from field: string detail = 3;
    */

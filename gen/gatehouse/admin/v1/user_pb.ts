@@ -25,28 +25,30 @@ export const file_gatehouse_admin_v1_user: GenFile = /*@__PURE__*/
  */
 export type Profile = Message<"gatehouse.admin.v1.Profile"> & {
   /**
-   * Given name; 1 to 200 characters.
+   * Given name; 1 to 200 characters after surrounding white space is trimmed.
    *
    * @generated from field: string first_name = 1;
    */
   firstName: string;
 
   /**
-   * Family name; 1 to 200 characters.
+   * Family name; 1 to 200 characters after surrounding white space is trimmed.
    *
    * @generated from field: string last_name = 2;
    */
   lastName: string;
 
   /**
-   * Nickname; at most 200 characters.
+   * Nickname; surrounding white space is trimmed; at most 200 characters.
    *
    * @generated from field: string nick_name = 3;
    */
   nickName: string;
 
   /**
-   * Name shown in user interfaces; at most 200 characters. Defaults to "first_name last_name".
+   * Name shown in user interfaces; surrounding white space is trimmed; at most 200 characters. When
+   * empty it becomes "first_name last_name", cut to its first 200 characters (never inside a
+   * character) and trimmed.
    *
    * @generated from field: string display_name = 4;
    */
@@ -179,7 +181,7 @@ export type IdpLink = Message<"gatehouse.admin.v1.IdpLink"> & {
   externalUserId: string;
 
   /**
-   * Name Gatehouse may show for the linked account; at most 200 characters.
+   * Name Gatehouse may show for the linked account; surrounding white space is trimmed; at most 200 characters.
    *
    * @generated from field: string display_name = 3;
    */
@@ -198,7 +200,9 @@ export const IdpLinkSchema: GenMessage<IdpLink> = /*@__PURE__*/
  */
 export type CreateHumanUserRequest = Message<"gatehouse.admin.v1.CreateHumanUserRequest"> & {
   /**
-   * Login name, unique in the instance case-insensitively; 1 to 200 characters.
+   * Login name, unique in the instance case-insensitively; 1 to 200 characters after surrounding
+   * white space is trimmed (a value of only white space is empty). Inner white space or control
+   * characters are invalid_argument `user.name_invalid`.
    *
    * @generated from field: string user_name = 1;
    */
@@ -358,7 +362,8 @@ export type VerifyEmailRequest = Message<"gatehouse.admin.v1.VerifyEmailRequest"
   userId: string;
 
   /**
-   * The code of the last set-email request; 1 to 20 characters.
+   * The code of the last set-email request; 1 to 20 characters; matched case-insensitively,
+   * surrounding white space ignored.
    *
    * @generated from field: string verification_code = 2;
    */
@@ -396,7 +401,9 @@ export const VerifyEmailResponseSchema: GenMessage<VerifyEmailResponse> = /*@__P
  */
 export type CreateMachineUserRequest = Message<"gatehouse.admin.v1.CreateMachineUserRequest"> & {
   /**
-   * Login name, unique in the instance case-insensitively; 1 to 200 characters.
+   * Login name, unique in the instance case-insensitively; 1 to 200 characters after surrounding
+   * white space is trimmed (a value of only white space is empty). Inner white space or control
+   * characters are invalid_argument `user.name_invalid`.
    *
    * @generated from field: string user_name = 1;
    */
@@ -663,7 +670,8 @@ export type ListUsersRequest = Message<"gatehouse.admin.v1.ListUsersRequest"> & 
   pageToken: string;
 
   /**
-   * When set, only users whose user name equals this one case-insensitively.
+   * When set, only users whose user name equals this one case-insensitively; surrounding white
+   * space is ignored.
    *
    * @generated from field: string user_name = 3;
    */
@@ -841,6 +849,10 @@ export type AddPersonalAccessTokenRequest = Message<"gatehouse.admin.v1.AddPerso
 
   /**
    * When the token stops working; absent for a token that does not expire. Must be in the future.
+   * A timestamp outside 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z, or with nanos outside
+   * 0 to 999999999, is invalid_argument (`request.invalid`, rule `timestamp.range`) and never
+   * normalised; this holds for every Timestamp of every request (Durations: ±315576000000 s, rule
+   * `duration.range`).
    *
    * @generated from field: google.protobuf.Timestamp expiration_date = 2;
    */
@@ -1114,6 +1126,9 @@ export const UserService: GenService<{
    * `password.exclusive` when both `password` and `hashed_password` are sent), already_exists
    * (`user.already_exists` for a user name taken case-insensitively in the instance,
    * `user.idp_link.already_exists`), failed_precondition (`idp.not_found` for an unknown `idps[].config_id`).
+   * Surrounding white space of `user_name`, `profile.first_name`, `last_name`, `nick_name`,
+   * `display_name` and `idps[].display_name` is trimmed before validation; a value of only white space
+   * counts as empty.
    *
    * @generated from rpc gatehouse.admin.v1.UserService.CreateHumanUser
    */
