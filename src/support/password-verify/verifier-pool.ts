@@ -68,8 +68,11 @@ export function createVerifierPool(options: VerifierPoolOptions = {}): VerifierP
 
   const spawn = (): Slot => {
     const slot: Slot = { worker: startWorker() };
+    // A thread that errors also exits; whichever comes first retires the slot, once.
     const fail = (error: Error) => {
-      slots.splice(slots.indexOf(slot), 1);
+      const index = slots.indexOf(slot);
+      if (index < 0) return;
+      slots.splice(index, 1);
       const running = slot.running;
       slot.running = undefined;
       running?.reject(error);
@@ -85,9 +88,7 @@ export function createVerifierPool(options: VerifierPoolOptions = {}): VerifierP
       dispatch();
     });
     slot.worker.on("error", (error) => fail(new Error(`password verifier worker crashed: ${error.name}`)));
-    slot.worker.on("exit", (code) => {
-      if (slots.includes(slot)) fail(closed ? new VerifierClosedError("password verifier closed") : new Error(`password verifier worker exited (${code})`));
-    });
+    slot.worker.on("exit", (code) => fail(closed ? new VerifierClosedError("password verifier closed") : new Error(`password verifier worker exited (${code})`)));
     slots.push(slot);
     return slot;
   };
