@@ -15,6 +15,7 @@ import { createServer } from "./server.js";
 import { createSqliteStore } from "./store/sqlite-store.js";
 import { type Clock, systemClock } from "./support/clock.js";
 import { checkMasterKey, loadMasterKey } from "./startup/master-key.js";
+import { closeImportedHashVerifier } from "./support/password-verify/verify.js";
 import { createIdGenerator, type IdGenerator } from "./support/ids.js";
 import { createLogger, type Logger } from "./support/logger.js";
 import { createMetrics, type Metrics } from "./support/metrics.js";
@@ -95,6 +96,8 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       async close() {
         health.setServing(false);
         await server.close(config.shutdownTimeoutMs);
+        // After the drain, so calls still in flight finish their verification instead of failing unavailable.
+        await closeImportedHashVerifier();
         // The message being handed to the SMTP server finishes and is recorded before the DB closes.
         await worker.stop();
         await store.close();
