@@ -16,7 +16,19 @@ describe("configuration", () => {
     expect(loadConfig([], { GATEHOUSE_HOST: "::1" }).externalUrl).toBe("http://[::1]:8080");
   });
 
+  it("limits long-lived streams and idle connections by default, each settable by env and flag", () => {
+    expect(loadConfig([], {})).toMatchObject({ idleTimeoutMs: 30_000, http2MaxConcurrentStreams: 100, maxStreamingCalls: 500, streamMaxLifetimeMs: 600_000 });
+    const env = { GATEHOUSE_IDLE_TIMEOUT_MS: "1000", GATEHOUSE_HTTP2_MAX_CONCURRENT_STREAMS: "10", GATEHOUSE_MAX_STREAMING_CALLS: "20", GATEHOUSE_STREAM_MAX_LIFETIME_MS: "60000" };
+    expect(loadConfig([], env)).toMatchObject({ idleTimeoutMs: 1000, http2MaxConcurrentStreams: 10, maxStreamingCalls: 20, streamMaxLifetimeMs: 60_000 });
+    const flags = ["--idle-timeout-ms", "2000", "--http2-max-concurrent-streams", "11", "--max-streaming-calls", "21", "--stream-max-lifetime-ms", "70000"];
+    expect(loadConfig(flags, env)).toMatchObject({ idleTimeoutMs: 2000, http2MaxConcurrentStreams: 11, maxStreamingCalls: 21, streamMaxLifetimeMs: 70_000 });
+  });
+
   it.each([
+    [[], { GATEHOUSE_HTTP2_MAX_CONCURRENT_STREAMS: "0" }, /GATEHOUSE_HTTP2_MAX_CONCURRENT_STREAMS/],
+    [[], { GATEHOUSE_MAX_STREAMING_CALLS: "-1" }, /GATEHOUSE_MAX_STREAMING_CALLS/],
+    [[], { GATEHOUSE_IDLE_TIMEOUT_MS: "soon" }, /GATEHOUSE_IDLE_TIMEOUT_MS/],
+    [[], { GATEHOUSE_STREAM_MAX_LIFETIME_MS: "10" }, /GATEHOUSE_STREAM_MAX_LIFETIME_MS/],
     [["--port", "65536"], {}, /GATEHOUSE_PORT/],
     [["--port", "80a"], {}, /GATEHOUSE_PORT/],
     [[], { GATEHOUSE_LOG_LEVEL: "loud" }, /GATEHOUSE_LOG_LEVEL/],
