@@ -13,8 +13,11 @@ export async function selectOrganization(deps: Deps, caller: Caller): Promise<Or
   const orgId = requestedOrgId ?? principal.orgId;
   const organization = await deps.store.findOrganizationById(orgId);
   const foreign = requestedOrgId !== undefined && requestedOrgId !== principal.orgId;
-  if (!organization || (foreign && !hasAnyRoleIn(principal, orgId))) {
-    throw permissionDenied("organization.access_denied", "no permission in the selected organization", { organizationId: orgId });
-  }
+  if (!organization || (foreign && !hasAnyRoleIn(principal, orgId))) throw organizationAccessDenied(orgId);
   return organization;
+}
+
+/** The one answer for an organization the caller may not see, whether it exists or not. */
+export function organizationAccessDenied(organizationId: string) {
+  return permissionDenied("organization.access_denied", "no permission in the selected organization", { organizationId });
 }

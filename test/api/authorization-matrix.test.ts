@@ -180,7 +180,9 @@ describe.each(TABLE.map((row) => [rowLabel(row), row] as const))("%s", (_label, 
 
   const idFields = methods.get(row.rpc)?.input.fields.filter((field) => ID_FIELDS.has(field.name)) ?? [];
   const strangers = STRANGERS.filter((column) => ["denied", "not_found"].includes(expectedOutcome(row, column) ?? ""));
-  it.skipIf(idFields.length === 0 || strangers.length === 0)("tells strangers nothing about whether an id exists", async () => {
+  // Only rows that take an id and deny someone have an existence rule to check.
+  if (idFields.length === 0 || strangers.length === 0) return;
+  it("tells strangers nothing about whether an id exists", async () => {
     const differences = await inBatches(
       strangers.flatMap((column) =>
         idFields.map((field, fieldIndex) => async () => {
