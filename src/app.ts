@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import type { DestinationStream } from "pino";
 import { ensureBootstrapped } from "./bootstrap.js";
 import { type Config, dataFiles } from "./config.js";
@@ -13,6 +12,12 @@ import { createDeliveryWorker } from "./notify/delivery-worker.js";
 import { createRoutes } from "./routes.js";
 import { createServer } from "./server.js";
 import { createSqliteStore } from "./store/sqlite-store.js";
+import type { Store } from "./store/store.js";
+import { checkTlsFiles, prepareDataDir, readStartupFile } from "./startup/files.js";
+import { openDatabase } from "./startup/open-database.js";
+import { type DataDirLock, lockDataDir } from "./support/data-dir-lock.js";
+import { reservePort } from "./transport/port-reservation.js";
+import { HealthCheckResponse_ServingStatus as ServingStatus } from "../gen/grpc/health/v1/health_pb.js";
 import { type Clock, systemClock } from "./support/clock.js";
 import { checkMasterKey, loadMasterKey } from "./startup/master-key.js";
 import { closeImportedHashVerifier } from "./support/password-verify/verify.js";
@@ -39,24 +44,31 @@ export interface Gatehouse {
   close(): Promise<void>;
 }
 
-/** Wires configuration into a running server: data dir, store (migrated), bootstrap, listener. */
+/**
+ * Wires configuration into a running server. The order is what makes failures safe: TLS files are
+ * read and the port is bound before anything is written, so a failed first start leaves the data dir
+ * as it found it; then the data dir is locked (one server per dir), the master key loaded (never
+ * generated for an existing database) and checked, the database opened and migrated, bootstrap run.
+ */
 export async function startGatehouse(options: GatehouseOptions): Promise<Gatehouse> {
   const { config } = options;
   const logger = createLogger(config.logLevel, options.logDestination);
   const files = dataFiles(config);
-  const masterKey = loadMasterKey(files.masterKey, files.database);
-  const store = createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000 });
-  const smtpClient = { timeoutMs: config.mail.smtpTimeoutMs, ...(config.mail.smtpCaFile ? { ca: readFileSync(config.mail.smtpCaFile) } : {}) };
-  const deps: Deps = {
-    store,
-    clock: options.clock ?? systemClock,
-    ids: options.ids ?? createIdGenerator(),
-    masterKey,
-    externalUrl: config.externalUrl,
-  };
+  if (config.tls) checkTlsFiles(config.tls);
+  const smtpCa = config.mail.smtpCaFile ? readStartupFile(config.mail.smtpCaFile, "SMTP CA file", "--smtp-ca-file") : undefined;
+  const reservation = await reservePort(config.port, config.host);
+  let lock: DataDirLock | undefined;
+  let store: Store | undefined;
   try {
-    await checkMasterKey(store, masterKey, files.masterKey);
+    prepareDataDir(config.dataDir);
+    lock = lockDataDir(config.dataDir);
+    const masterKey = loadMasterKey(files.masterKey, files.database);
+    const opened = openDatabase(() => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000 }), files.database);
+    store = opened;
+    await checkMasterKey(opened, masterKey, files.masterKey);
+    const deps: Deps = { store: opened, clock: options.clock ?? systemClock, ids: options.ids ?? createIdGenerator(), masterKey, externalUrl: config.externalUrl };
     await ensureBootstrapped(deps, files.adminToken, logger);
+    const smtpClient = { timeoutMs: config.mail.smtpTimeoutMs, ...(smtpCa ? { ca: smtpCa } : {}) };
     const metrics = createMetrics();
     const health = createHealthState();
     const server = createServer({
@@ -72,6 +84,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
         createAuthenticationInterceptor(deps),
         createValidationInterceptor(),
       ],
+      isReady: () => health.status() === ServingStatus.SERVING,
       metrics,
       logger,
     });
@@ -82,11 +95,12 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       mailDir: files.mailDir,
       smtp: smtpClient,
     });
-    const { port } = await server.listen(config.port, config.host);
+    const { port } = await server.listen(reservation);
     worker.start();
     const scheme = config.tls ? "https" : "http";
     const url = `${scheme}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, dataDir: config.dataDir }, "gatehouse listening");
+    const heldLock = lock;
     return {
       url,
       port,
@@ -100,12 +114,17 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
         await closeImportedHashVerifier();
         // The message being handed to the SMTP server finishes and is recorded before the DB closes.
         await worker.stop();
-        await store.close();
+        await opened.close();
+        heldLock.release();
         logger.info("gatehouse stopped");
       },
     };
   } catch (error) {
-    await store.close();
+    // The operator sees one line (main.ts); the details are here, at debug level.
+    logger.debug({ err: error }, "start-up failed");
+    await store?.close();
+    lock?.release();
+    await reservation.release();
     throw error;
   }
 }

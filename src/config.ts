@@ -47,33 +47,34 @@ export class ConfigError extends Error {
 interface Setting {
   flag: string;
   env: string;
+  help: string;
   fallback?: string;
 }
 
 /** The settings table (README "Configuration" mirrors it). */
 const settings = {
-  port: { flag: "port", env: "GATEHOUSE_PORT", fallback: "8080" },
-  host: { flag: "host", env: "GATEHOUSE_HOST", fallback: "127.0.0.1" },
-  dataDir: { flag: "data-dir", env: "GATEHOUSE_DATA_DIR", fallback: "./data" },
-  externalUrl: { flag: "external-url", env: "GATEHOUSE_EXTERNAL_URL" },
-  tlsCert: { flag: "tls-cert", env: "GATEHOUSE_TLS_CERT" },
-  tlsKey: { flag: "tls-key", env: "GATEHOUSE_TLS_KEY" },
-  logLevel: { flag: "log-level", env: "GATEHOUSE_LOG_LEVEL", fallback: "info" },
-  dbSynchronous: { flag: "db-synchronous", env: "GATEHOUSE_DB_SYNCHRONOUS", fallback: "FULL" },
-  maxRequestBytes: { flag: "max-request-bytes", env: "GATEHOUSE_MAX_REQUEST_BYTES", fallback: String(4 * 1024 * 1024) },
-  headersTimeoutMs: { flag: "headers-timeout-ms", env: "GATEHOUSE_HEADERS_TIMEOUT_MS", fallback: "10000" },
-  requestTimeoutMs: { flag: "request-timeout-ms", env: "GATEHOUSE_REQUEST_TIMEOUT_MS", fallback: "60000" },
-  shutdownTimeoutMs: { flag: "shutdown-timeout-ms", env: "GATEHOUSE_SHUTDOWN_TIMEOUT_MS", fallback: "15000" },
-  idleTimeoutMs: { flag: "idle-timeout-ms", env: "GATEHOUSE_IDLE_TIMEOUT_MS", fallback: "30000" },
-  http2MaxConcurrentStreams: { flag: "http2-max-concurrent-streams", env: "GATEHOUSE_HTTP2_MAX_CONCURRENT_STREAMS", fallback: "100" },
-  maxStreamingCalls: { flag: "max-streaming-calls", env: "GATEHOUSE_MAX_STREAMING_CALLS", fallback: "500" },
-  streamMaxLifetimeMs: { flag: "stream-max-lifetime-ms", env: "GATEHOUSE_STREAM_MAX_LIFETIME_MS", fallback: "600000" },
-  corsOrigins: { flag: "cors-origins", env: "GATEHOUSE_CORS_ORIGINS", fallback: "" },
-  smtpCaFile: { flag: "smtp-ca-file", env: "GATEHOUSE_SMTP_CA_FILE" },
-  smtpTimeoutMs: { flag: "smtp-timeout-ms", env: "GATEHOUSE_SMTP_TIMEOUT_MS", fallback: "10000" },
-  mailPollMs: { flag: "mail-poll-ms", env: "GATEHOUSE_MAIL_POLL_MS", fallback: "1000" },
-  mailMaxAttempts: { flag: "mail-max-attempts", env: "GATEHOUSE_MAIL_MAX_ATTEMPTS", fallback: "10" },
-  mailRetryBaseMs: { flag: "mail-retry-base-ms", env: "GATEHOUSE_MAIL_RETRY_BASE_MS", fallback: "5000" },
+  port: { flag: "port", env: "GATEHOUSE_PORT", help: "TCP port to listen on (0: any free port)", fallback: "8080" },
+  host: { flag: "host", env: "GATEHOUSE_HOST", help: "address to listen on", fallback: "127.0.0.1" },
+  dataDir: { flag: "data-dir", env: "GATEHOUSE_DATA_DIR", help: "directory for the database, the master key and admin.pat", fallback: "./data" },
+  externalUrl: { flag: "external-url", env: "GATEHOUSE_EXTERNAL_URL", help: "base URL for links in mails and responses (default: http(s)://host:port)" },
+  tlsCert: { flag: "tls-cert", env: "GATEHOUSE_TLS_CERT", help: "PEM certificate file; with --tls-key serves TLS (HTTP/2 + HTTP/1.1 by ALPN)" },
+  tlsKey: { flag: "tls-key", env: "GATEHOUSE_TLS_KEY", help: "PEM private key file for --tls-cert" },
+  logLevel: { flag: "log-level", env: "GATEHOUSE_LOG_LEVEL", help: "fatal, error, warn, info, debug, trace or silent", fallback: "info" },
+  dbSynchronous: { flag: "db-synchronous", env: "GATEHOUSE_DB_SYNCHRONOUS", help: "SQLite synchronous mode: FULL (durable on power loss), NORMAL, OFF, EXTRA", fallback: "FULL" },
+  maxRequestBytes: { flag: "max-request-bytes", env: "GATEHOUSE_MAX_REQUEST_BYTES", help: "largest accepted request message in bytes", fallback: String(4 * 1024 * 1024) },
+  headersTimeoutMs: { flag: "headers-timeout-ms", env: "GATEHOUSE_HEADERS_TIMEOUT_MS", help: "time a client has to send the request headers", fallback: "10000" },
+  requestTimeoutMs: { flag: "request-timeout-ms", env: "GATEHOUSE_REQUEST_TIMEOUT_MS", help: "time a client has to send a whole unary request", fallback: "60000" },
+  shutdownTimeoutMs: { flag: "shutdown-timeout-ms", env: "GATEHOUSE_SHUTDOWN_TIMEOUT_MS", help: "on SIGTERM/SIGINT, how long in-flight calls may take", fallback: "15000" },
+  idleTimeoutMs: { flag: "idle-timeout-ms", env: "GATEHOUSE_IDLE_TIMEOUT_MS", help: "how long an idle connection stays open", fallback: "30000" },
+  http2MaxConcurrentStreams: { flag: "http2-max-concurrent-streams", env: "GATEHOUSE_HTTP2_MAX_CONCURRENT_STREAMS", help: "streams one HTTP/2 connection may have open at once", fallback: "100" },
+  maxStreamingCalls: { flag: "max-streaming-calls", env: "GATEHOUSE_MAX_STREAMING_CALLS", help: "streaming calls (Health.Watch, reflection) open at once, server-wide", fallback: "500" },
+  streamMaxLifetimeMs: { flag: "stream-max-lifetime-ms", env: "GATEHOUSE_STREAM_MAX_LIFETIME_MS", help: "a streaming call ends after this long", fallback: "600000" },
+  corsOrigins: { flag: "cors-origins", env: "GATEHOUSE_CORS_ORIGINS", help: "comma-separated browser origins allowed by CORS", fallback: "" },
+  smtpCaFile: { flag: "smtp-ca-file", env: "GATEHOUSE_SMTP_CA_FILE", help: "PEM file of extra CAs trusted for SMTP" },
+  smtpTimeoutMs: { flag: "smtp-timeout-ms", env: "GATEHOUSE_SMTP_TIMEOUT_MS", help: "SMTP connection and command timeout", fallback: "10000" },
+  mailPollMs: { flag: "mail-poll-ms", env: "GATEHOUSE_MAIL_POLL_MS", help: "how often the delivery worker looks for due mails", fallback: "1000" },
+  mailMaxAttempts: { flag: "mail-max-attempts", env: "GATEHOUSE_MAIL_MAX_ATTEMPTS", help: "delivery attempts before a mail fails", fallback: "10" },
+  mailRetryBaseMs: { flag: "mail-retry-base-ms", env: "GATEHOUSE_MAIL_RETRY_BASE_MS", help: "first retry delay (doubles, with jitter)", fallback: "5000" },
 } satisfies Record<string, Setting>;
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -86,7 +87,7 @@ function integer(name: string, raw: string, min: number, max: number): number {
 }
 
 /** A comma-separated list of origins (`scheme://host[:port]`, no path). */
-function corsOrigins(raw: string): string[] {
+function corsOrigins(source: string, raw: string): string[] {
   const origins = raw.split(",").map((o) => o.trim()).filter(Boolean);
   for (const origin of origins) {
     let valid = false;
@@ -95,7 +96,7 @@ function corsOrigins(raw: string): string[] {
     } catch {
       valid = false;
     }
-    if (!valid) throw new ConfigError(`GATEHOUSE_CORS_ORIGINS: "${origin}" is not an origin like https://admin.example.com`);
+    if (!valid) throw new ConfigError(`${source}: "${origin}" is not an origin like https://admin.example.com`);
   }
   return origins;
 }
@@ -110,24 +111,26 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     throw new ConfigError((error as Error).message);
   }
   const read = (setting: Setting): string | undefined => flags[setting.flag] ?? (env[setting.env] || undefined) ?? setting.fallback;
+  // Errors name where the bad value came from: the flag, else the variable.
+  const from = (setting: Setting): string => (flags[setting.flag] !== undefined ? `--${setting.flag}` : setting.env);
   const required = (setting: Setting): string => read(setting) as string;
 
-  const port = integer(settings.port.env, required(settings.port), 0, 65535);
+  const port = integer(from(settings.port), required(settings.port), 0, 65535);
   const host = required(settings.host);
   const logLevel = required(settings.logLevel);
-  if (!logLevels.includes(logLevel)) throw new ConfigError(`GATEHOUSE_LOG_LEVEL must be one of ${logLevels.join(", ")}`);
+  if (!logLevels.includes(logLevel)) throw new ConfigError(`${from(settings.logLevel)} must be one of ${logLevels.join(", ")}`);
   const dbSynchronous = required(settings.dbSynchronous).toUpperCase() as Synchronous;
-  if (!synchronousModes.includes(dbSynchronous)) throw new ConfigError(`GATEHOUSE_DB_SYNCHRONOUS must be one of ${synchronousModes.join(", ")}`);
+  if (!synchronousModes.includes(dbSynchronous)) throw new ConfigError(`${from(settings.dbSynchronous)} must be one of ${synchronousModes.join(", ")}`);
   const certPath = read(settings.tlsCert);
   const keyPath = read(settings.tlsKey);
-  if (Boolean(certPath) !== Boolean(keyPath)) throw new ConfigError("GATEHOUSE_TLS_CERT and GATEHOUSE_TLS_KEY go together");
+  if (Boolean(certPath) !== Boolean(keyPath)) throw new ConfigError("--tls-cert and --tls-key (GATEHOUSE_TLS_CERT, GATEHOUSE_TLS_KEY) go together");
   const scheme = certPath ? "https" : "http";
   const urlHost = host.includes(":") ? `[${host}]` : host;
   const externalUrl = (read(settings.externalUrl) ?? `${scheme}://${urlHost}:${port}`).replace(/\/+$/, "");
   try {
     new URL(externalUrl);
   } catch {
-    throw new ConfigError(`GATEHOUSE_EXTERNAL_URL must be an absolute URL, got "${externalUrl}"`);
+    throw new ConfigError(`${from(settings.externalUrl)} must be an absolute URL, got "${externalUrl}"`);
   }
   return {
     port,
@@ -137,23 +140,30 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     ...(certPath && keyPath ? { tls: { certPath, keyPath } } : {}),
     logLevel,
     dbSynchronous,
-    maxRequestBytes: integer(settings.maxRequestBytes.env, required(settings.maxRequestBytes), 1024, 1024 ** 3),
-    headersTimeoutMs: integer(settings.headersTimeoutMs.env, required(settings.headersTimeoutMs), 100, 3_600_000),
-    requestTimeoutMs: integer(settings.requestTimeoutMs.env, required(settings.requestTimeoutMs), 100, 3_600_000),
-    shutdownTimeoutMs: integer(settings.shutdownTimeoutMs.env, required(settings.shutdownTimeoutMs), 0, 3_600_000),
-    idleTimeoutMs: integer(settings.idleTimeoutMs.env, required(settings.idleTimeoutMs), 100, 3_600_000),
-    http2MaxConcurrentStreams: integer(settings.http2MaxConcurrentStreams.env, required(settings.http2MaxConcurrentStreams), 1, 10_000),
-    maxStreamingCalls: integer(settings.maxStreamingCalls.env, required(settings.maxStreamingCalls), 1, 1_000_000),
-    streamMaxLifetimeMs: integer(settings.streamMaxLifetimeMs.env, required(settings.streamMaxLifetimeMs), 100, 86_400_000),
-    corsOrigins: corsOrigins(read(settings.corsOrigins) ?? ""),
+    maxRequestBytes: integer(from(settings.maxRequestBytes), required(settings.maxRequestBytes), 1024, 1024 ** 3),
+    headersTimeoutMs: integer(from(settings.headersTimeoutMs), required(settings.headersTimeoutMs), 100, 3_600_000),
+    requestTimeoutMs: integer(from(settings.requestTimeoutMs), required(settings.requestTimeoutMs), 100, 3_600_000),
+    shutdownTimeoutMs: integer(from(settings.shutdownTimeoutMs), required(settings.shutdownTimeoutMs), 0, 3_600_000),
+    idleTimeoutMs: integer(from(settings.idleTimeoutMs), required(settings.idleTimeoutMs), 100, 3_600_000),
+    http2MaxConcurrentStreams: integer(from(settings.http2MaxConcurrentStreams), required(settings.http2MaxConcurrentStreams), 1, 10_000),
+    maxStreamingCalls: integer(from(settings.maxStreamingCalls), required(settings.maxStreamingCalls), 1, 1_000_000),
+    streamMaxLifetimeMs: integer(from(settings.streamMaxLifetimeMs), required(settings.streamMaxLifetimeMs), 100, 86_400_000),
+    corsOrigins: corsOrigins(from(settings.corsOrigins), read(settings.corsOrigins) ?? ""),
     mail: {
       ...(read(settings.smtpCaFile) ? { smtpCaFile: read(settings.smtpCaFile) } : {}),
-      smtpTimeoutMs: integer(settings.smtpTimeoutMs.env, required(settings.smtpTimeoutMs), 100, 600_000),
-      pollMs: integer(settings.mailPollMs.env, required(settings.mailPollMs), 10, 3_600_000),
-      maxAttempts: integer(settings.mailMaxAttempts.env, required(settings.mailMaxAttempts), 1, 100),
-      retryBaseMs: integer(settings.mailRetryBaseMs.env, required(settings.mailRetryBaseMs), 10, 3_600_000),
+      smtpTimeoutMs: integer(from(settings.smtpTimeoutMs), required(settings.smtpTimeoutMs), 100, 600_000),
+      pollMs: integer(from(settings.mailPollMs), required(settings.mailPollMs), 10, 3_600_000),
+      maxAttempts: integer(from(settings.mailMaxAttempts), required(settings.mailMaxAttempts), 1, 100),
+      retryBaseMs: integer(from(settings.mailRetryBaseMs), required(settings.mailRetryBaseMs), 10, 3_600_000),
     },
   };
+}
+
+/** The settings table as `gatehouse serve --help` shows it. */
+export function describeSettings(): string {
+  return Object.values(settings as Record<string, Setting>)
+    .map((setting) => `  --${setting.flag} <value>`.padEnd(42) + `${setting.help}\n`.padEnd(0) + `${"".padEnd(42)}${setting.env}${setting.fallback !== undefined && setting.fallback !== "" ? ` (default ${setting.fallback})` : ""}`)
+    .join("\n");
 }
 
 /** Files Gatehouse keeps in its data directory. */

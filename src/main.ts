@@ -1,17 +1,46 @@
-import { startGatehouse } from "./app.js";
+#!/usr/bin/env node
+import { CommanderError } from "commander";
+import { type Gatehouse, startGatehouse } from "./app.js";
+import { runCli } from "./cli/gatehouse.js";
 import { ConfigError, loadConfig } from "./config.js";
+import { describeStartupFailure } from "./startup/describe-failure.js";
 
-// The only module with process side effects: read config, start, and stop cleanly on a signal.
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`gatehouse: ${error.message}\n`);
-  process.exit(2);
+// The only module with process side effects: run the `gatehouse` command, print its outcome, and for
+// `serve` stop cleanly on a signal. Failures are ONE line on stderr (what is wrong, what to do), never a
+// stack trace; exit codes: 0 done, 1 failed, 2 usage.
+function fail(line: string, code: number): never {
+  process.stderr.write(`gatehouse: ${line}\n`);
+  process.exit(code);
 }
 
-const gatehouse = await startGatehouse({ config });
+let outcome: Awaited<ReturnType<typeof runCli>>;
+try {
+  outcome = await runCli(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof CommanderError) process.exit(error.exitCode);
+  fail(describeStartupFailure(error), 1);
+}
+
+if (outcome.kind === "done") {
+  for (const line of outcome.lines) process.stdout.write(`${line}\n`);
+  process.exit(0);
+}
+
+let config;
+try {
+  config = loadConfig(outcome.argv);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  fail(error.message, 2);
+}
+
+let gatehouse: Gatehouse;
+try {
+  gatehouse = await startGatehouse({ config });
+} catch (error) {
+  fail(describeStartupFailure(error), 1);
+}
+
 let stopping = false;
 const stop = (signal: string) => {
   if (stopping) return;

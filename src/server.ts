@@ -19,6 +19,7 @@ import type { Metrics } from "./support/metrics.js";
 import type { DecodeCheckOptions } from "./transport/decode-check.js";
 import { createHttp2Sessions } from "./transport/http2-sessions.js";
 import { createNodeAdapter, type NodeAdapterOptions } from "./transport/node-adapter.js";
+import type { PortReservation } from "./transport/port-reservation.js";
 import { createStreamLimitInterceptor } from "./transport/stream-limits.js";
 
 /** The OpenAPI document of the REST routes, generated from the protos by `npm run generate`. */
@@ -42,23 +43,34 @@ export interface ServerOptions {
   >;
   routes: (router: ConnectRouter) => void;
   interceptors: Interceptor[];
+  /** Whether the server should get traffic (`GET /readyz`): storage open and migrated, not draining. */
+  isReady: () => boolean;
   metrics: Metrics;
   logger: Logger;
 }
 
 export interface GatehouseServer {
-  listen(port: number, host: string): Promise<{ port: number }>;
+  /** Serves on the reserved port, starting with the connections that arrived while starting. */
+  listen(reservation: PortReservation): Promise<{ port: number }>;
   /** Stops accepting, lets in-flight calls finish (at most `timeoutMs`), then closes every connection. */
   close(timeoutMs: number): Promise<void>;
 }
 
 /**
- * Answers what is not an RPC: REST routes (transcoded to their RPCs), `GET /openapi.json`,
- * `GET /metrics`, and 404 in the SPEC error-body shape (with ErrorInfo) for the rest.
+ * Answers what is not an RPC: the health URLs, REST routes (transcoded to their RPCs),
+ * `GET /openapi.json`, `GET /metrics`, and 404 in the SPEC error-body shape (with ErrorInfo) for the rest.
  */
-function createFallback(metrics: Metrics, logger: Logger, rest: ReturnType<typeof createRestGateway>): NodeAdapterOptions["fallback"] {
+function createFallback(metrics: Metrics, logger: Logger, rest: ReturnType<typeof createRestGateway>, isReady: () => boolean): NodeAdapterOptions["fallback"] {
   return (req, res, requestId) => {
     const path = req.url?.split("?")[0];
+    // Plain HTTP probes for load balancers and Kubernetes, without a token: /healthz says the process
+    // answers (always cheap), /readyz whether it should get traffic.
+    if ((req.method === "GET" || req.method === "HEAD") && (path === "/healthz" || path === "/readyz")) {
+      const ready = path === "/healthz" || isReady();
+      res.writeHead(ready ? 200 : 503, { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" });
+      res.end(req.method === "HEAD" ? "" : ready ? "ok\n" : "not ready\n");
+      return;
+    }
     if (req.method === "GET" && path === "/openapi.json") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(openApiDocument);
@@ -127,7 +139,7 @@ export function createServer(options: ServerOptions): GatehouseServer {
     readMaxBytes: config.maxRequestBytes,
     logger: options.logger,
     reject,
-    fallback: createFallback(metrics, options.logger, rest),
+    fallback: createFallback(metrics, options.logger, rest, options.isReady),
   });
   const handler = http1Connections.track(withCors(connectHandler, config.corsOrigins));
 
@@ -192,12 +204,17 @@ export function createServer(options: ServerOptions): GatehouseServer {
   }
 
   return {
-    listen(port, host) {
+    listen(reservation) {
       return new Promise((resolve, reject) => {
         listener.once("error", reject);
-        listener.listen(port, host, () => {
+        // Takes over the reserved socket handle: the port never closes between start-up and serving.
+        listener.listen(reservation.server, () => {
           listener.off("error", reject);
-          resolve({ port: (listener.address() as net.AddressInfo).port });
+          for (const socket of reservation.takeHeld()) {
+            listener.emit("connection", socket);
+            if (!config.tls) socket.resume();
+          }
+          resolve({ port: reservation.port });
         });
       });
     },

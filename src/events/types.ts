@@ -2,6 +2,7 @@
 export const EventType = {
   instanceAdded: "instance.added",
   instanceMemberAdded: "instance.member.added",
+  adminRecovered: "instance.admin.recovered",
   passwordPolicyAdded: "instance.password_policy.added",
   orgAdded: "org.added",
   orgMemberAdded: "org.member.added",

@@ -1,0 +1,63 @@
+import Database from "better-sqlite3";
+import { copyFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { StartupError } from "../startup/startup-error.js";
+import { openSecret } from "../support/secret-box.js";
+import { writePrivateFile } from "../support/files.js";
+import { describeBackup } from "./backup.js";
+import { PROBE_CONTEXT } from "../startup/master-key.js";
+
+export interface RestoreInput {
+  from: string;
+  dataDir: string;
+  masterKeyFile: string;
+}
+
+/**
+ * Restores a backup into a new data dir, with the master key it was sealed under. Only into an empty
+ * (or missing) dir, so a restore never mixes with or overwrites live data; the key is checked against
+ * the backup's probe value before anything is written.
+ */
+export function restoreDatabase(input: RestoreInput, files: { database: string; masterKey: string }) {
+  if (existsSync(input.dataDir) && readdirSync(input.dataDir).length > 0) {
+    throw new StartupError(`data dir ${input.dataDir} is not empty: restore only into an empty data dir (stop the server and move the old one aside)`);
+  }
+  const summary = describeBackup(input.from);
+  const keyText = readKey(input.masterKeyFile);
+  const probe = readProbe(input.from);
+  if (probe !== undefined) {
+    try {
+      openSecret(Buffer.from(keyText, "base64"), probe, PROBE_CONTEXT);
+    } catch (error) {
+      throw new StartupError(`master key ${input.masterKeyFile} does not open this backup's sealed data: use the key of the data dir the backup was taken from`, { cause: error });
+    }
+  }
+  mkdirSync(input.dataDir, { recursive: true, mode: 0o700 });
+  copyFileSync(input.from, files.database);
+  chmodSync(files.database, 0o600);
+  writePrivateFile(files.masterKey, `${keyText}\n`);
+  return summary;
+}
+
+function readKey(path: string): string {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8").trim();
+  } catch (error) {
+    throw new StartupError(`master key ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"}): pass the key file of the backed-up data dir with --master-key`, { cause: error });
+  }
+  if (!/^[A-Za-z0-9+/]+=*$/.test(text) || Buffer.from(text, "base64").length !== 32) {
+    throw new StartupError(`master key ${path} is not 32 base64-encoded bytes: pass the key file of the backed-up data dir`);
+  }
+  return text;
+}
+
+function readProbe(file: string): string | undefined {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'master_key_probe'").get();
+    if (!table) return undefined;
+    return (db.prepare("SELECT sealed FROM master_key_probe WHERE id = 1").get() as { sealed: string } | undefined)?.sealed;
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,71 @@
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
+
+/** Thrown when another live process holds the data dir. */
+export class DataDirLockedError extends Error {
+  override readonly name = "DataDirLockedError";
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
+    super(`another gatehouse (pid ${pid}) is using the data dir ${dataDir}`);
+  }
+}
+
+export interface DataDirLock {
+  release(): void;
+}
+
+/** Locks this process holds (several servers may run in one process, e.g. in tests, on different dirs). */
+const heldByThisProcess = new Set<string>();
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * One server per data dir: an exclusive lock file `gatehouse.lock` holding the owner's pid, created
+ * with O_EXCL (as PostgreSQL's postmaster.pid). A lock left by a process that is gone (a crash, kill -9)
+ * is taken over; a live owner makes this throw DataDirLockedError. SQLite's own locking would let two
+ * servers interleave writes and both run the delivery worker, sending every mail twice.
+ */
+export function lockDataDir(dataDir: string): DataDirLock {
+  const path = join(dataDir, "gatehouse.lock");
+  if (heldByThisProcess.has(path)) throw new DataDirLockedError(dataDir, process.pid);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, "wx", 0o600);
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      heldByThisProcess.add(path);
+      return {
+        release() {
+          if (!heldByThisProcess.delete(path)) return;
+          // Only our own lock: never remove one another process took over.
+          if (readPid(path) === process.pid) rmSync(path, { force: true });
+        },
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const owner = readPid(path);
+      if (owner !== undefined && owner !== process.pid && processIsAlive(owner)) throw new DataDirLockedError(dataDir, owner);
+      rmSync(path, { force: true });
+    }
+  }
+  throw new DataDirLockedError(dataDir, readPid(path) ?? 0);
+}
+
+function readPid(path: string): number | undefined {
+  try {
+    const pid = Number.parseInt(readFileSync(path, "utf8").trim(), 10);
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
