@@ -1,12 +1,19 @@
 import { Command, Option } from "commander";
-import { createRequire } from "node:module";
+import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { dataFiles, describeSettings } from "../config.js";
 import { backupDatabase } from "./backup.js";
 import { migrateDataDir, recoverAdminToken } from "./maintenance.js";
 import { restoreDatabase } from "./restore.js";
 
-const { version } = createRequire(import.meta.url)("../../package.json") as { version: string };
+/** The package's version, from src/cli (tsx, tests) or dist/src/cli (the built command) alike. */
+function packageVersion(): string {
+  for (let dir = new URL(".", import.meta.url); dir.pathname !== "/"; dir = new URL("..", dir)) {
+    const file = new URL("package.json", dir);
+    if (existsSync(file)) return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+  }
+  return "unknown";
+}
 
 /** What a subcommand hands back to main.ts, the only place with process side effects. */
 export type CliOutcome = { kind: "serve"; argv: string[] } | { kind: "done"; lines: string[] };
@@ -22,7 +29,7 @@ export async function runCli(argv: string[]): Promise<CliOutcome> {
   let outcome: CliOutcome = { kind: "done", lines: [] };
   const program = new Command("gatehouse")
     .description("Gatehouse: identity and access management administration server")
-    .version(version, "-v, --version")
+    .version(packageVersion(), "-v, --version")
     .exitOverride()
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
 

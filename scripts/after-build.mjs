@@ -1,0 +1,14 @@
+// After tsc: the files the compiled server reads at run time besides its JavaScript (the OpenAPI
+// document and the SQL migrations, next to the modules that read them by relative URL), and the
+// executable bit of the `gatehouse` command.
+import { chmodSync, cpSync, rmSync } from "node:fs";
+
+const copies = [
+  ["gen/openapi.json", "dist/gen/openapi.json"],
+  ["src/store/migrations", "dist/src/store/migrations"],
+];
+for (const [from, to] of copies) {
+  rmSync(to, { recursive: true, force: true });
+  cpSync(from, to, { recursive: true });
+}
+chmodSync("dist/src/main.js", 0o755);
