@@ -1,5 +1,5 @@
 import { type DescMessage, fromBinary, fromJson, type JsonValue } from "@bufbuild/protobuf";
-import { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import {
   type Compression,
@@ -21,6 +21,10 @@ import { jsonProblems } from "./json-problems.js";
 export const REQUEST_COMPRESSIONS: Compression[] = [compressionGzip, compressionBrotli];
 const compressions = new Map(REQUEST_COMPRESSIONS.map((c) => [c.name, c]));
 const COMPRESSED_FLAG = 0b1;
+/** What the protocol handlers check before they read the body (a failing body comes after them). */
+const PREFLIGHT_HEADERS = ["content-length", "content-encoding", "connect-content-encoding", "grpc-encoding", "connect-timeout-ms", "grpc-timeout"];
+/** The longest delay a Node timer takes. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** How a request body is framed, from its content type; undefined: not ours to check (the handler answers 415). */
@@ -89,8 +93,17 @@ async function readAll(body: AsyncIterable<Uint8Array>, readMaxBytes: number): P
   return Buffer.concat(chunks);
 }
 
+/** Bytes that do not inflate are the caller's mistake (zlib reports some of them in ways connect-node calls internal). */
 async function decompressed(compression: Compression | undefined, bytes: Uint8Array, readMaxBytes: number): Promise<Uint8Array> {
-  return compression ? compression.decompress(bytes, readMaxBytes) : bytes;
+  if (!compression) return bytes;
+  try {
+    return await compression.decompress(bytes, readMaxBytes);
+  } catch (error) {
+    if (error instanceof ConnectError && error.code === Code.ResourceExhausted) {
+      throw new DomainError("resource_exhausted", "request.too_large", `request larger than ${readMaxBytes} bytes after decompression`);
+    }
+    throw malformed(`the request does not decompress as ${compression.name}`);
+  }
 }
 
 /** Checks each envelope as it passes; the bytes go on unchanged, so the handler parses what the client sent. */
@@ -150,10 +163,10 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
 
   async function checked(req: UniversalServerRequest): ReturnType<UniversalHandler> {
     const toError = (error: unknown) => (error instanceof DomainError || error instanceof ConnectError ? options.reject(req, handler, error) : error);
-    const fail = (error: unknown, drop: string[] = []) => {
+    const fail = (error: unknown) => {
       const header = new Headers(req.header);
-      // The handler would refuse a large content-length before reading the body, without ErrorInfo.
-      for (const name of [...drop, "content-length"]) header.delete(name);
+      // The handler would check these before reading the body and answer without ErrorInfo.
+      for (const name of PREFLIGHT_HEADERS) header.delete(name);
       return handler({ ...req, header, body: failing(toError(error)) });
     };
 
@@ -170,12 +183,18 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
     if (!framing) return handler(req);
 
     const timeout = framing.parseTimeout(req.header.get(framing.timeoutHeader), Number.MAX_SAFE_INTEGER);
-    if (timeout.error) return fail(timeout.error, [framing.timeoutHeader]);
+    if (timeout.error) return fail(timeout.error);
+    if ((timeout.timeoutMs ?? 0) > MAX_TIMER_MS) {
+      // Node's timers overflow past ~24.8 days (and warn on stderr each time): such a deadline means "none".
+      const header = new Headers(req.header);
+      header.delete(framing.timeoutHeader);
+      return checked({ ...req, header });
+    }
     const encoding = req.header.get(framing.encodingHeader);
     const compression = encoding === null || encoding === "identity" ? undefined : compressions.get(encoding);
     if (encoding !== null && encoding !== "identity" && !compression) {
       const error = new DomainError("invalid_argument", "request.unsupported_encoding", `unsupported ${framing.encodingHeader} "${encoding.slice(0, 32)}"; supported: ${[...compressions.keys()].join(", ")}`);
-      return fail(error, [framing.encodingHeader]);
+      return fail(error);
     }
 
     const body = req.body as AsyncIterable<Uint8Array>;

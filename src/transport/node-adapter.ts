@@ -25,10 +25,11 @@ export interface NodeAdapterOptions {
 }
 
 /** The protocol handlers answer these without a body; each gets the SPEC body with ErrorInfo. */
-const BODYLESS: Record<number, { code: Code; reason: string; message: string }> = {
+const BODYLESS: Record<number, { status?: number; code: Code; reason: string; message: string }> = {
   405: { code: Code.Unimplemented, reason: "http.method_not_allowed", message: "RPCs take POST" },
   415: { code: Code.InvalidArgument, reason: "http.unsupported_media_type", message: "unsupported content type for an RPC" },
-  505: { code: Code.Unimplemented, reason: "http.version_not_supported", message: "bidirectional streams need HTTP/2" },
+  // connect-es answers 505 here; it is the caller's choice of protocol, not a server fault: 400.
+  505: { status: 400, code: Code.FailedPrecondition, reason: "http.version_not_supported", message: "bidirectional streams need HTTP/2" },
 };
 
 function jsonResponse(status: number, body: SpecErrorBody, header: Headers): UniversalServerResponse {
@@ -43,7 +44,7 @@ function withErrorBody(response: UniversalServerResponse): UniversalServerRespon
   if (!known || response.body !== undefined) return response;
   const header = new Headers(response.header);
   if (response.status === 405) header.set("allow", "POST");
-  return jsonResponse(response.status, specError(known.code, known.message, [errorInfoDetail(known.reason)]).body, header);
+  return jsonResponse(known.status ?? response.status, specError(known.code, known.message, [errorInfoDetail(known.reason)]).body, header);
 }
 
 /** The authority connect-node builds the request URL from; undefined when no URL can be built from it. */

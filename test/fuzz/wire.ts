@@ -50,7 +50,8 @@ export function http1Request(baseUrl: string, agent: http.Agent, request: WireRe
 /** One request on an HTTP/2 session. Rejects only on transport errors (including a refused stream). */
 export function h2Request(session: http2.ClientHttp2Session, request: WireRequest, timeoutMs = 10_000): Promise<WireResponse> {
   return new Promise((resolve, reject) => {
-    const stream = session.request({ ":method": request.method ?? "POST", ":path": request.path, ...(request.headers ?? {}) });
+    // endStream false: Node would end a GET or HEAD stream at once, and the body is sent whatever the method.
+    const stream = session.request({ ":method": request.method ?? "POST", ":path": request.path, ...(request.headers ?? {}) }, { endStream: false });
     let status = 0;
     let headers: http.IncomingHttpHeaders = {};
     let trailers: Record<string, string | string[] | undefined> = {};
