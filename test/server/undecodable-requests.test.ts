@@ -69,9 +69,34 @@ describe("undecodable protobuf requests are invalid_argument with ErrorInfo, nev
     expectRefused(await h2Request(session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: Buffer.concat([envelope(message), envelope(message)]) }));
   });
 
+  it("a body that does not inflate under its content-encoding, and an encoding the server does not know: invalid_argument with ErrorInfo", async () => {
+    for (const [encoding, reason] of [
+      ["gzip", "request.malformed"],
+      ["br", "request.malformed"],
+      ["snappy", "request.unsupported_encoding"],
+    ] as const) {
+      const response = await http1Request(t.server.url, agent, { path: GET_USER, headers: { "content-type": "application/proto", "content-encoding": encoding }, body: Uint8Array.from([0x31]) });
+      expect(response.status, encoding).toBe(400);
+      expect(jsonErrorReason(response.body), encoding).toBe(reason);
+      const grpc = await h2Request(session, { path: GET_USER, headers: { "content-type": "application/grpc", "grpc-encoding": encoding }, body: envelope(Uint8Array.from([0x31]), 1) });
+      expect(grpcStatus(grpc).code, encoding).toBe(INVALID_ARGUMENT);
+      expect(errorInfoReasons(grpcStatus(grpc).detailsBin), encoding).toEqual([reason]);
+    }
+  });
+
+  it("a deadline beyond what a Node timer holds means no deadline, not an instant deadline_exceeded", async () => {
+    const response = await h2Request(session, {
+      path: "/grpc.health.v1.Health/Check",
+      headers: { "content-type": "application/grpc", "grpc-timeout": "99999999S" },
+      body: envelope(new Uint8Array(0)),
+    });
+    expect(grpcStatus(response).code).toBe(0);
+  });
+
   it("the token-free reflection stream: a bad message after a good one ends the stream with status 3, and nothing reaches the error log", async () => {
     const good = toBinary(ServerReflectionRequestSchema, create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } }));
     const before = loudLines().length;
+    const logStart = t.server.logs.lines.length;
     for (let i = 0; i < 20; i++) {
       const response = await h2Request(session, {
         path: "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
@@ -81,7 +106,7 @@ describe("undecodable protobuf requests are invalid_argument with ErrorInfo, nev
       expectRefused(response);
     }
     expect(loudLines().slice(before)).toEqual([]);
-    const warnings = t.server.logs.parsed().filter((entry) => entry.msg === "request refused before the rpc");
+    const warnings = t.server.logs.parsed().slice(logStart).filter((entry) => entry.msg === "request refused before the rpc");
     expect(warnings.length).toBeGreaterThanOrEqual(20);
     expect(warnings.every((entry) => entry.level === 40 && entry.reason === "request.malformed")).toBe(true);
   });
