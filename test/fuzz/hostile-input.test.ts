@@ -18,6 +18,8 @@ import { connectH2, grpcStatus, h2Request, http1Request, type WireResponse } fro
 const SEED = Number(process.env.GATEHOUSE_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const INPUTS = Number(process.env.GATEHOUSE_FUZZ_INPUTS ?? 20_000);
 const CONCURRENCY = 32;
+/** An input without an answer for this long stalled the server (generous: CI runs other suites beside it). */
+const STALL_MS = 30_000;
 const RSS_GROWTH_LIMIT = 200 * 1024 * 1024;
 /** gRPC codes that blame the server: unknown, internal, data_loss. */
 const SERVER_FAULT_CODES = new Set([2, 13, 15]);
@@ -107,7 +109,7 @@ describe("hostile-input fuzz over real sockets (seeded)", () => {
         const index = next++;
         const input = nextInput(rng, server.adminToken);
         try {
-          const response = input.transport === "h1" ? await http1Request(server.url, agent, input.request) : await h2Request(await h2(), input.request);
+          const response = input.transport === "h1" ? await http1Request(server.url, agent, input.request, STALL_MS) : await h2Request(await h2(), input.request, STALL_MS);
           outcomes.answered++;
           const fault = serverFault(response);
           if (fault) faults.push(`${fault}\n    ${describeInput(index, input)}`);
