@@ -24,8 +24,8 @@ import { createUserService } from "./api/user/user-service.js";
 import type { Deps } from "./context.js";
 import type { SmtpClientOptions } from "./notify/smtp-transport.js";
 
-/** Every service Gatehouse serves. RPCs without an implementation answer `unimplemented`. */
-const services: DescService[] = [
+/** Every service Gatehouse serves (tests enumerate their RPCs from this list). */
+export const SERVED_SERVICES: readonly DescService[] = [
   InstanceService,
   OrganizationService,
   UserService,
@@ -55,7 +55,7 @@ const servedFiles = [
 ];
 
 export function createRoutes(deps: Deps, health: HealthState, smtpClient: SmtpClientOptions) {
-  const serviceNames = services.map((s) => s.typeName);
+  const serviceNames = SERVED_SERVICES.map((s) => s.typeName);
   const reflection = createReflectionService(servedFiles, serviceNames);
   return (router: ConnectRouter) => {
     router.service(InstanceService, createInstanceService(deps));

@@ -1,33 +1,11 @@
-import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import type { DescMethod } from "@bufbuild/protobuf";
 import { gzipSync } from "node:zlib";
-import { ApplicationService } from "../../gen/gatehouse/admin/v1/application_pb.js";
-import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
-import { IdentityProviderService } from "../../gen/gatehouse/admin/v1/identity_provider_pb.js";
-import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
-import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
-import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
-import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { Health } from "../../gen/grpc/health/v1/health_pb.js";
-import { ServerReflection as ReflectionV1 } from "../../gen/grpc/reflection/v1/reflection_pb.js";
-import { ServerReflection as ReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { mutateBinary, mutateJson, randomBinary, randomJson, type Rng } from "./random-messages.js";
+import { SERVED_SERVICES } from "../../src/routes.js";
 import { envelope, type WireRequest } from "./wire.js";
 
-const SERVICES: DescService[] = [
-  UserService,
-  OrganizationService,
-  InstanceService,
-  ProjectService,
-  ApplicationService,
-  IdentityProviderService,
-  SmtpService,
-  EventService,
-  Health,
-  ReflectionV1,
-  ReflectionV1alpha,
-];
-const METHODS: DescMethod[] = SERVICES.flatMap((service) => service.methods);
+const METHODS: DescMethod[] = SERVED_SERVICES.flatMap((service) => service.methods);
 
 /** One generated input: where it goes and what it is, for the failure report. */
 export interface HostileInput {
