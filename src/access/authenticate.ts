@@ -2,13 +2,15 @@ import type { Deps } from "../context.js";
 import { unauthenticated } from "../domain/errors.js";
 import type { Principal } from "../domain/principal.js";
 import { parseToken } from "../domain/token.js";
+import { requireMaySignIn } from "../domain/user-state.js";
 import { constantTimeEqual, sha256Hex } from "../support/crypto.js";
 import { membershipOf } from "./privilege-ceiling.js";
 
 /**
  * Turns an `Authorization` header into the calling principal, or throws unauthenticated.
  * Missing, malformed, unknown and expired tokens get distinct reasons; none reveals anything a
- * caller without the token could use.
+ * caller without the token could use. A valid token of an inactive or locked user is refused with
+ * `user.inactive` / `user.locked`: only its holder learns that.
  */
 export async function authenticate(deps: Deps, authorization: string | null): Promise<Principal> {
   if (!authorization) throw unauthenticated("auth.missing", "send Authorization: Bearer <personal access token>");
@@ -24,6 +26,8 @@ export async function authenticate(deps: Deps, authorization: string | null): Pr
   }
   const user = await deps.store.findUserById(token.userId);
   if (!user) throw unauthenticated("auth.token_invalid", "the token is not valid");
+  // Read on every call, so a deactivation or lock refuses the very next call and lifting it restores it.
+  requireMaySignIn(user);
   const memberships = await deps.store.listMembershipsOfUser(user.id);
   return {
     userId: user.id,

@@ -30,6 +30,7 @@ export type ApplicationRow = typeof applications.$inferSelect;
 export type IdentityProviderRow = typeof identityProviders.$inferSelect;
 export type UserIdpLinkRow = typeof userIdpLinks.$inferSelect;
 export type OneTimeCodeRow = typeof oneTimeCodes.$inferSelect;
-export type OutboxRow = typeof outbox.$inferSelect;
+/** `userId` may be left out by writers that do not know it; the commit links the mail to its user (sqlite-store.ts). */
+export type OutboxRow = Omit<typeof outbox.$inferSelect, "userId"> & { userId?: string | null };
 export type PasswordPolicyRow = typeof passwordPolicies.$inferSelect;
 export type SmtpConfigRow = typeof smtpConfigs.$inferSelect;

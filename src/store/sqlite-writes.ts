@@ -1,4 +1,4 @@
-import { and, eq, isNull, lt, sql } from "drizzle-orm";
+import { and, count, eq, isNull, lt, sql } from "drizzle-orm";
 import { conditionFailed } from "./db-errors.js";
 import type { GatehouseDb } from "./db.js";
 import {
@@ -76,6 +76,34 @@ export function createSqliteWrites(db: GatehouseDb) {
           .where(eq(users.id, write.id))
           .run();
         return;
+      case "user.setInactive":
+        if (db.update(users).set({ inactive: write.inactive }).where(and(eq(users.id, write.id), eq(users.inactive, !write.inactive))).run().changes === 0) {
+          throw conditionFailed("the user is gone or was changed concurrently");
+        }
+        return;
+      case "user.setLocked":
+        if (db.update(users).set({ locked: write.locked }).where(and(eq(users.id, write.id), eq(users.locked, !write.locked))).run().changes === 0) {
+          throw conditionFailed("the user is gone or was changed concurrently");
+        }
+        return;
+      case "user.delete": {
+        const left = db.select({ n: count() }).from(memberships).where(eq(memberships.userId, write.id)).get()?.n ?? 0;
+        if (left > 0) throw conditionFailed("the user got a membership concurrently");
+        if (db.delete(users).where(eq(users.id, write.id)).run().changes === 0) throw conditionFailed("the user is gone");
+        return;
+      }
+      case "token.deleteOfUser":
+        db.delete(personalAccessTokens).where(eq(personalAccessTokens.userId, write.userId)).run();
+        return;
+      case "code.deleteOfUser":
+        db.delete(oneTimeCodes).where(eq(oneTimeCodes.userId, write.userId)).run();
+        return;
+      case "userIdpLink.deleteOfUser":
+        db.delete(userIdpLinks).where(eq(userIdpLinks.userId, write.userId)).run();
+        return;
+      case "outbox.deleteOfUser":
+        db.delete(outbox).where(eq(outbox.userId, write.userId)).run();
+        return;
       case "userIdpLink.insert":
         db.insert(userIdpLinks).values(write.row).run();
         return;
@@ -100,7 +128,7 @@ export function createSqliteWrites(db: GatehouseDb) {
         db.update(oneTimeCodes).set({ usedAt: write.at }).where(eq(oneTimeCodes.id, write.id)).run();
         return;
       case "outbox.insert":
-        db.insert(outbox).values(write.row).run();
+        db.insert(outbox).values({ ...write.row, userId: write.row.userId ?? null }).run();
         return;
       case "passwordPolicy.insert":
         db.insert(passwordPolicies).values(write.row).run();

@@ -28,6 +28,19 @@ export type RowWrite =
   | { kind: "user.insert"; row: NewUserRow }
   | { kind: "user.emailChange"; id: string; email: string; emailKey: string; verified: boolean }
   | { kind: "user.emailVerified"; id: string; activate: boolean }
+  /** Conditional: fails the commit (`store.condition_failed`) unless the flag changes, so of two concurrent calls one wins. */
+  | { kind: "user.setInactive"; id: string; inactive: boolean }
+  /** Conditional, like `user.setInactive`. */
+  | { kind: "user.setLocked"; id: string; locked: boolean }
+  /**
+   * Conditional: fails the commit when the user is gone, or still has a membership (one added since
+   * the remover read them would otherwise vanish by cascade without its event).
+   */
+  | { kind: "user.delete"; id: string }
+  | { kind: "token.deleteOfUser"; userId: string }
+  | { kind: "code.deleteOfUser"; userId: string }
+  | { kind: "userIdpLink.deleteOfUser"; userId: string }
+  | { kind: "outbox.deleteOfUser"; userId: string }
   | { kind: "userIdpLink.insert"; row: UserIdpLinkRow }
   | { kind: "code.replace"; row: OneTimeCodeRow }
   | { kind: "code.void"; userId: string; codeKind: OneTimeCodeRow["kind"] }
@@ -112,6 +125,8 @@ export interface Store {
   getPasswordPolicy(instanceId: string): Promise<PasswordPolicyRow | undefined>;
   /** Messages of the outbox, oldest first (the delivery worker and tests read them). */
   listOutbox(filter: { status?: OutboxRow["status"]; limit: number }): Promise<OutboxRow[]>;
+  /** Every message queued for a user (any status), oldest first. */
+  listOutboxOfUser(userId: string): Promise<OutboxRow[]>;
   /** Pending messages due at `now`, oldest first. */
   listDueOutbox(now: number, limit: number): Promise<OutboxRow[]>;
   getSmtpConfig(instanceId: string): Promise<SmtpConfigRow | undefined>;

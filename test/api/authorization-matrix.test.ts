@@ -47,7 +47,7 @@ const S = "gatehouse.admin.v1.SmtpService/";
  */
 const overOrgOwner = { allowed: ORG_OWNERS, privileged: ["ORG_USER_MANAGER"] as Column[], ...HIDDEN };
 const overIamOwner = { allowed: IAM_WRITE, privileged: ["ORG_OWNER", "ORG_USER_MANAGER"] as Column[], ...HIDDEN };
-const ceilingRows = (rpc: string, build: (kind: "plain" | "orgOwner" | "iamOwner") => Row["request"], self: "allowed" | "denied"): Row[] => [
+const ceilingRows = (rpc: string, build: (kind: "plain" | "orgOwner" | "iamOwner") => Row["request"], self: NonNullable<Row["self"]>): Row[] => [
   { rpc, variant: "target without roles", write: true, request: build("plain"), allowed: USER_WRITE, ...HIDDEN, self },
   { rpc, variant: "target is ORG_OWNER of A", write: true, request: build("orgOwner"), ...overOrgOwner },
   { rpc, variant: "target is IAM_OWNER", write: true, request: build("iamOwner"), ...overIamOwner },
@@ -77,6 +77,13 @@ const TABLE: Row[] = [
   ...ceilingRows(`${U}AddPersonalAccessToken`, r.addPersonalAccessToken, "denied"),
   ...ceilingRows(`${U}ListPersonalAccessTokens`, r.listPersonalAccessTokens, "allowed"),
   ...ceilingRows(`${U}RemovePersonalAccessToken`, r.removePersonalAccessToken, "allowed"),
+  // The state of a target user is its identity: `user.write` and the ceiling. A target without
+  // `user.write` is denied on itself; an inactive or locked one cannot even call (its token is refused).
+  ...ceilingRows(`${U}DeactivateUser`, r.deactivateUser, "denied"),
+  ...ceilingRows(`${U}ReactivateUser`, r.reactivateUser, "unauthenticated"),
+  ...ceilingRows(`${U}LockUser`, r.lockUser, "denied"),
+  ...ceilingRows(`${U}UnlockUser`, r.unlockUser, "unauthenticated"),
+  ...ceilingRows(`${U}RemoveUser`, r.removeUser, "denied"),
 
   { rpc: `${P}CreateProject`, write: true, request: r.createProject, allowed: [...ORG_OWNERS, OWN] },
   { rpc: `${P}GetProject`, write: false, request: r.getProject, allowed: PROJECT_READ, ...HIDDEN },

@@ -70,6 +70,14 @@ export class FreshTargets {
     return { token, tokenId };
   }
 
+  async deactivate(orgId: string, userId: string): Promise<void> {
+    await this.as(UserService, orgId).deactivateUser({ userId });
+  }
+
+  async lock(orgId: string, userId: string): Promise<void> {
+    await this.as(UserService, orgId).lockUser({ userId });
+  }
+
   async withOrgRoles<U extends { userId: string }>(user: U, orgId: string, roles: string[]): Promise<U> {
     await this.as(OrganizationService, orgId).addOrganizationMember({ userId: user.userId, roles });
     return user;

@@ -23,8 +23,11 @@ export interface Row {
   allowed: readonly Column[];
   privileged?: readonly Column[];
   notFound?: readonly Column[];
-  /** The target user calling about itself; absent where the row has no target user. */
-  self?: "allowed" | "denied";
+  /**
+   * The target user calling about itself; absent where the row has no target user. `unauthenticated`
+   * where the target is inactive or locked, so its own token is refused.
+   */
+  self?: "allowed" | "denied" | "unauthenticated";
   /** Health and reflection answer everyone, without a token. */
   isPublic?: boolean;
 }

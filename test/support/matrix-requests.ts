@@ -66,6 +66,21 @@ export const requests = {
   /** Removes a second token of the target, so `self` still holds the one it calls with. */
   removePersonalAccessToken: (kind: TargetKind) =>
     onUser(false, kind, async (user, w) => ({ userId: user.userId, tokenId: (await w.fresh.token(w.orgA, user.userId)).tokenId })),
+  /** Deactivate, lock and remove: a fresh target each cell, so an allowed caller's call succeeds. */
+  deactivateUser: (kind: TargetKind) => onUser(false, kind, (user) => ({ userId: user.userId })),
+  lockUser: (kind: TargetKind) => onUser(false, kind, (user) => ({ userId: user.userId })),
+  removeUser: (kind: TargetKind) => onUser(false, kind, (user) => ({ userId: user.userId })),
+  /** Reactivate and unlock: the target is deactivated / locked first (by the admin), so the call would succeed. */
+  reactivateUser: (kind: TargetKind) =>
+    onUser(false, kind, async (user, w) => {
+      await w.fresh.deactivate(w.orgA, user.userId);
+      return { userId: user.userId };
+    }),
+  unlockUser: (kind: TargetKind) =>
+    onUser(false, kind, async (user, w) => {
+      await w.fresh.lock(w.orgA, user.userId);
+      return { userId: user.userId };
+    }),
 
   createProject: fixed(() => ({ name: uniqueName("Matrix Project") })),
   getProject: fixed((w) => ({ projectId: w.p1 })),

@@ -1,10 +1,16 @@
 import { create } from "@bufbuild/protobuf";
 import { type User, UserSchema, UserState } from "../../../gen/gatehouse/admin/v1/user_pb.js";
+import { type VisibleState, visibleState } from "../../domain/user-state.js";
 import type { Details } from "../../events/details.js";
 import type { UserIdpLinkRow, UserRow } from "../../store/rows.js";
 import { toDetailsMessage } from "../convert.js";
 
-const stateOf: Record<UserRow["state"], UserState> = { active: UserState.ACTIVE, initial: UserState.INITIAL };
+const stateOf: Record<VisibleState, UserState> = {
+  active: UserState.ACTIVE,
+  initial: UserState.INITIAL,
+  inactive: UserState.INACTIVE,
+  locked: UserState.LOCKED,
+};
 
 function humanOf(user: UserRow, idpLinks: UserIdpLinkRow[]) {
   return {
@@ -30,7 +36,7 @@ export function toUserMessage(user: UserRow, idpLinks: UserIdpLinkRow[], details
   return create(UserSchema, {
     userId: user.id,
     details: toDetailsMessage(details),
-    state: stateOf[user.state],
+    state: stateOf[visibleState(user)],
     userName: user.userName,
     type:
       user.type === "machine"

@@ -6,6 +6,7 @@ import { resendEmailCode, setEmail, verifyEmail } from "../../commands/email-ver
 import { createHumanUser } from "../../commands/human-user.js";
 import { addPersonalAccessToken, removePersonalAccessToken } from "../../commands/personal-access-token.js";
 import { createMachineUser } from "../../commands/user.js";
+import { changeUserState, removeUser } from "../../commands/user-lifecycle.js";
 import type { Deps } from "../../context.js";
 import { listPersonalAccessTokens } from "../../queries/personal-access-token.js";
 import { getUser, listUsers } from "../../queries/user.js";
@@ -80,6 +81,26 @@ export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
     },
     async removePersonalAccessToken(request, context) {
       const { details } = await removePersonalAccessToken(deps, callerOf(context), request);
+      return { details: toDetailsMessage(details) };
+    },
+    async deactivateUser(request, context) {
+      const { details } = await changeUserState(deps, callerOf(context), request.userId, "deactivate");
+      return { details: toDetailsMessage(details) };
+    },
+    async reactivateUser(request, context) {
+      const { details } = await changeUserState(deps, callerOf(context), request.userId, "reactivate");
+      return { details: toDetailsMessage(details) };
+    },
+    async lockUser(request, context) {
+      const { details } = await changeUserState(deps, callerOf(context), request.userId, "lock");
+      return { details: toDetailsMessage(details) };
+    },
+    async unlockUser(request, context) {
+      const { details } = await changeUserState(deps, callerOf(context), request.userId, "unlock");
+      return { details: toDetailsMessage(details) };
+    },
+    async removeUser(request, context) {
+      const { details } = await removeUser(deps, callerOf(context), request.userId);
       return { details: toDetailsMessage(details) };
     },
   };

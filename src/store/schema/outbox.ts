@@ -1,4 +1,5 @@
 import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { users } from "./user.js";
 
 /**
  * Mails waiting to be delivered, written in the same transaction as the change that causes them.
@@ -12,6 +13,8 @@ export const outbox = sqliteTable(
     /** What the mail is, e.g. `user.initialization`, `user.email_verification`. */
     template: text("template").notNull(),
     recipient: text("recipient").notNull(),
+    /** The user the mail is for, so RemoveUser can take its mails with it; null for mails to no user. */
+    userId: text("user_id").references(() => users.id, { onDelete: "cascade" }),
     /** JSON {subject, text, html}, sealed. */
     messageSealed: text("message_sealed").notNull(),
     status: text("status", { enum: ["pending", "sent", "failed"] }).notNull(),
@@ -21,5 +24,5 @@ export const outbox = sqliteTable(
     /** Set once a copy was written to the data directory's mail/ folder (no SMTP configured). */
     copiedAt: integer("copied_at"),
   },
-  (table) => [index("outbox_due").on(table.status, table.nextAttemptAt)],
+  (table) => [index("outbox_due").on(table.status, table.nextAttemptAt), index("outbox_user").on(table.userId)],
 );

@@ -11,7 +11,12 @@ export const users = sqliteTable(
       .notNull()
       .references(() => organizations.id),
     type: text("type", { enum: ["human", "machine"] }).notNull(),
+    /** Initialization progress only; deactivation and locks are the flags below, so they never overwrite it. */
     state: text("state", { enum: ["active", "initial"] }).notNull(),
+    /** Deactivated (DeactivateUser): its tokens are refused until it is reactivated. */
+    inactive: integer("inactive", { mode: "boolean" }).notNull().default(false),
+    /** Locked (LockUser): its tokens are refused until it is unlocked; independent of `inactive`. */
+    locked: integer("locked", { mode: "boolean" }).notNull().default(false),
     userName: text("user_name").notNull(),
     /** Lower-cased user name: unique per instance, case-insensitively, by this index. */
     userNameKey: text("user_name_key").notNull(),

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/admin/v1/user.proto.
  */
 export const file_gatehouse_admin_v1_user: GenFile = /*@__PURE__*/
-  fileDesc("Ch1nYXRlaG91c2UvYWRtaW4vdjEvdXNlci5wcm90bxISZ2F0ZWhvdXNlLmFkbWluLnYxIuABCgdQcm9maWxlEh4KCmZpcnN0X25hbWUYASABKAlCCrpIB3IFEAEYyAESHQoJbGFzdF9uYW1lGAIgASgJQgq6SAdyBRABGMgBEhsKCW5pY2tfbmFtZRgDIAEoCUIIukgFcgMYyAESHgoMZGlzcGxheV9uYW1lGAQgASgJQgi6SAVyAxjIARIjChJwcmVmZXJyZWRfbGFuZ3VhZ2UYBSABKAlCB7pIBHICGAoSNAoGZ2VuZGVyGAYgASgOMhouZ2F0ZWhvdXNlLmFkbWluLnYxLkdlbmRlckIIukgFggECEAEiPQoFRW1haWwSGQoFZW1haWwYASABKAlCCrpIB3IFEAEYyAESGQoRaXNfZW1haWxfdmVyaWZpZWQYAiABKAgiPAoFUGhvbmUSGAoFcGhvbmUYASABKAlCCbpIBnIEEAEYMhIZChFpc19waG9uZV92ZXJpZmllZBgCIAEoCCIrCg5IYXNoZWRQYXNzd29yZBIZCgV2YWx1ZRgBIAEoCUIKukgHcgUQARiACCJuCgdJZHBMaW5rEh0KCWNvbmZpZ19pZBgBIAEoCUIKukgHcgUQARjIARIkChBleHRlcm5hbF91c2VyX2lkGAIgASgJQgq6SAdyBRABGMgBEh4KDGRpc3BsYXlfbmFtZRgDIAEoCUIIukgFcgMYyAEiwAMKFkNyZWF0ZUh1bWFuVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEjQKB3Byb2ZpbGUYAiABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuUHJvZmlsZUIGukgDyAEBEjAKBWVtYWlsGAMgASgLMhkuZ2F0ZWhvdXNlLmFkbWluLnYxLkVtYWlsQga6SAPIAQESKAoFcGhvbmUYBCABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSGgoIcGFzc3dvcmQYBSABKAlCCLpIBXIDGIAIEjsKD2hhc2hlZF9wYXNzd29yZBgGIAEoCzIiLmdhdGVob3VzZS5hZG1pbi52MS5IYXNoZWRQYXNzd29yZBIgChhwYXNzd29yZF9jaGFuZ2VfcmVxdWlyZWQYByABKAgSKQohcmVxdWVzdF9wYXNzd29yZGxlc3NfcmVnaXN0cmF0aW9uGAggASgIEhoKCG90cF9jb2RlGAkgASgJQgi6SAVyAxiAARIzCgRpZHBzGAogAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmtCCLpIBZIBAhAUIogBChhQYXNzd29yZGxlc3NSZWdpc3RyYXRpb24SDAoEbGluaxgBIAEoCRIvCghsaWZldGltZRgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkICGAESLQoKZXhwaXJhdGlvbhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKpAQoXQ3JlYXRlSHVtYW5Vc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSTwoZcGFzc3dvcmRsZXNzX3JlZ2lzdHJhdGlvbhgDIAEoCzIsLmdhdGVob3VzZS5hZG1pbi52MS5QYXNzd29yZGxlc3NSZWdpc3RyYXRpb24iVwoSVmVyaWZ5RW1haWxSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESJAoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlCCbpIBnIEEAEYFCJDChNWZXJpZnlFbWFpbFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJyChhDcmVhdGVNYWNoaW5lVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEhgKBG5hbWUYAiABKAlCCrpIB3IFEAEYyAESHQoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDGPQDIloKGUNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiLQoOR2V0VXNlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIASI5Cg9HZXRVc2VyUmVzcG9uc2USJgoEdXNlchgBIAEoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyIvIBCgRVc2VyEg8KB3VzZXJfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEiwKBXN0YXRlGAMgASgOMh0uZ2F0ZWhvdXNlLmFkbWluLnYxLlVzZXJTdGF0ZRIRCgl1c2VyX25hbWUYBCABKAkSLgoFaHVtYW4YBSABKAsyHS5nYXRlaG91c2UuYWRtaW4udjEuSHVtYW5Vc2VySAASMgoHbWFjaGluZRgGIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5NYWNoaW5lVXNlckgAQgYKBHR5cGUijQIKCUh1bWFuVXNlchIsCgdwcm9maWxlGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLlByb2ZpbGUSKAoFZW1haWwYAiABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuRW1haWwSKAoFcGhvbmUYAyABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSLgoJaWRwX2xpbmtzGAQgAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmsSFAoMaGFzX3Bhc3N3b3JkGAUgASgIEiAKGHBhc3N3b3JkX2NoYW5nZV9yZXF1aXJlZBgGIAEoCBIWCg5vdHBfY29uZmlndXJlZBgHIAEoCCIwCgtNYWNoaW5lVXNlchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIoMBChBMaXN0VXNlcnNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoJdXNlcl9uYW1lGAMgASgJQgi6SAVyAxjIARIXCgVlbWFpbBgEIAEoCUIIukgFcgMYyAEibgoRTGlzdFVzZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxInCgV1c2VycxgCIAMoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyInMKD1NldEVtYWlsUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBEhkKBWVtYWlsGAIgASgJQgq6SAdyBRABGMgBEhMKC2lzX3ZlcmlmaWVkGAMgASgIEhMKC3JldHVybl9jb2RlGAQgASgIInYKEFNldEVtYWlsUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEh4KEXZlcmlmaWNhdGlvbl9jb2RlGAIgASgJSACIAQFCFAoSX3ZlcmlmaWNhdGlvbl9jb2RlIkoKFlJlc2VuZEVtYWlsQ29kZVJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARITCgtyZXR1cm5fY29kZRgCIAEoCCJ9ChdSZXNlbmRFbWFpbENvZGVSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSHgoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlIAIgBAUIUChJfdmVyaWZpY2F0aW9uX2NvZGUicQodQWRkUGVyc29uYWxBY2Nlc3NUb2tlblJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIzCg9leHBpcmF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIm8KHkFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRIQCgh0b2tlbl9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCRIsCgdkZXRhaWxzGAMgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiPgofTGlzdFBlcnNvbmFsQWNjZXNzVG9rZW5zUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBIo0BCiBMaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXNwb25zZRIwCgdkZXRhaWxzGAEgASgLMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3REZXRhaWxzEjcKBnRva2VucxgCIAMoCzInLmdhdGVob3VzZS5hZG1pbi52MS5QZXJzb25hbEFjY2Vzc1Rva2VuIo8BChNQZXJzb25hbEFjY2Vzc1Rva2VuEhAKCHRva2VuX2lkGAEgASgJEjEKDWNyZWF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD2V4cGlyYXRpb25fZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiXQogUmVtb3ZlUGVyc29uYWxBY2Nlc3NUb2tlblJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIcCgh0b2tlbl9pZBgCIAEoCUIKukgHcgUQARjIASJRCiFSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzKlgKBkdlbmRlchIWChJHRU5ERVJfVU5TUEVDSUZJRUQQABIRCg1HRU5ERVJfRkVNQUxFEAESDwoLR0VOREVSX01BTEUQAhISCg5HRU5ERVJfRElWRVJTRRADKlYKCVVzZXJTdGF0ZRIaChZVU0VSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRVVNFUl9TVEFURV9BQ1RJVkUQARIWChJVU0VSX1NUQVRFX0lOSVRJQUwQAjKbCQoLVXNlclNlcnZpY2UShgEKD0NyZWF0ZUh1bWFuVXNlchIqLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVIdW1hblVzZXJSZXF1ZXN0GisuZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZUh1bWFuVXNlclJlc3BvbnNlIhqC0+STAhQ6ASoiDy92MS91c2Vycy9odW1hbhKLAQoLVmVyaWZ5RW1haWwSJi5nYXRlaG91c2UuYWRtaW4udjEuVmVyaWZ5RW1haWxSZXF1ZXN0GicuZ2F0ZWhvdXNlLmFkbWluLnYxLlZlcmlmeUVtYWlsUmVzcG9uc2UiK4LT5JMCJToBKiIgL3YxL3VzZXJzL3t1c2VyX2lkfS9lbWFpbC92ZXJpZnkScAoRQ3JlYXRlTWFjaGluZVVzZXISLC5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlTWFjaGluZVVzZXJSZXF1ZXN0Gi0uZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USUgoHR2V0VXNlchIiLmdhdGVob3VzZS5hZG1pbi52MS5HZXRVc2VyUmVxdWVzdBojLmdhdGVob3VzZS5hZG1pbi52MS5HZXRVc2VyUmVzcG9uc2USWAoJTGlzdFVzZXJzEiQuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RVc2Vyc1JlcXVlc3QaJS5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFVzZXJzUmVzcG9uc2USVQoIU2V0RW1haWwSIy5nYXRlaG91c2UuYWRtaW4udjEuU2V0RW1haWxSZXF1ZXN0GiQuZ2F0ZWhvdXNlLmFkbWluLnYxLlNldEVtYWlsUmVzcG9uc2USagoPUmVzZW5kRW1haWxDb2RlEiouZ2F0ZWhvdXNlLmFkbWluLnYxLlJlc2VuZEVtYWlsQ29kZVJlcXVlc3QaKy5nYXRlaG91c2UuYWRtaW4udjEuUmVzZW5kRW1haWxDb2RlUmVzcG9uc2USfwoWQWRkUGVyc29uYWxBY2Nlc3NUb2tlbhIxLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBoyLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2UShQEKGExpc3RQZXJzb25hbEFjY2Vzc1Rva2VucxIzLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXF1ZXN0GjQuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1Jlc3BvbnNlEogBChlSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuEjQuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0GjUuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("Ch1nYXRlaG91c2UvYWRtaW4vdjEvdXNlci5wcm90bxISZ2F0ZWhvdXNlLmFkbWluLnYxIuABCgdQcm9maWxlEh4KCmZpcnN0X25hbWUYASABKAlCCrpIB3IFEAEYyAESHQoJbGFzdF9uYW1lGAIgASgJQgq6SAdyBRABGMgBEhsKCW5pY2tfbmFtZRgDIAEoCUIIukgFcgMYyAESHgoMZGlzcGxheV9uYW1lGAQgASgJQgi6SAVyAxjIARIjChJwcmVmZXJyZWRfbGFuZ3VhZ2UYBSABKAlCB7pIBHICGAoSNAoGZ2VuZGVyGAYgASgOMhouZ2F0ZWhvdXNlLmFkbWluLnYxLkdlbmRlckIIukgFggECEAEiPQoFRW1haWwSGQoFZW1haWwYASABKAlCCrpIB3IFEAEYyAESGQoRaXNfZW1haWxfdmVyaWZpZWQYAiABKAgiPAoFUGhvbmUSGAoFcGhvbmUYASABKAlCCbpIBnIEEAEYMhIZChFpc19waG9uZV92ZXJpZmllZBgCIAEoCCIrCg5IYXNoZWRQYXNzd29yZBIZCgV2YWx1ZRgBIAEoCUIKukgHcgUQARiACCJuCgdJZHBMaW5rEh0KCWNvbmZpZ19pZBgBIAEoCUIKukgHcgUQARjIARIkChBleHRlcm5hbF91c2VyX2lkGAIgASgJQgq6SAdyBRABGMgBEh4KDGRpc3BsYXlfbmFtZRgDIAEoCUIIukgFcgMYyAEiwAMKFkNyZWF0ZUh1bWFuVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEjQKB3Byb2ZpbGUYAiABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuUHJvZmlsZUIGukgDyAEBEjAKBWVtYWlsGAMgASgLMhkuZ2F0ZWhvdXNlLmFkbWluLnYxLkVtYWlsQga6SAPIAQESKAoFcGhvbmUYBCABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSGgoIcGFzc3dvcmQYBSABKAlCCLpIBXIDGIAIEjsKD2hhc2hlZF9wYXNzd29yZBgGIAEoCzIiLmdhdGVob3VzZS5hZG1pbi52MS5IYXNoZWRQYXNzd29yZBIgChhwYXNzd29yZF9jaGFuZ2VfcmVxdWlyZWQYByABKAgSKQohcmVxdWVzdF9wYXNzd29yZGxlc3NfcmVnaXN0cmF0aW9uGAggASgIEhoKCG90cF9jb2RlGAkgASgJQgi6SAVyAxiAARIzCgRpZHBzGAogAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmtCCLpIBZIBAhAUIogBChhQYXNzd29yZGxlc3NSZWdpc3RyYXRpb24SDAoEbGluaxgBIAEoCRIvCghsaWZldGltZRgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkICGAESLQoKZXhwaXJhdGlvbhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKpAQoXQ3JlYXRlSHVtYW5Vc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSTwoZcGFzc3dvcmRsZXNzX3JlZ2lzdHJhdGlvbhgDIAEoCzIsLmdhdGVob3VzZS5hZG1pbi52MS5QYXNzd29yZGxlc3NSZWdpc3RyYXRpb24iVwoSVmVyaWZ5RW1haWxSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESJAoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlCCbpIBnIEEAEYFCJDChNWZXJpZnlFbWFpbFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJyChhDcmVhdGVNYWNoaW5lVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEhgKBG5hbWUYAiABKAlCCrpIB3IFEAEYyAESHQoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDGPQDIloKGUNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiLQoOR2V0VXNlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIASI5Cg9HZXRVc2VyUmVzcG9uc2USJgoEdXNlchgBIAEoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyIvIBCgRVc2VyEg8KB3VzZXJfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEiwKBXN0YXRlGAMgASgOMh0uZ2F0ZWhvdXNlLmFkbWluLnYxLlVzZXJTdGF0ZRIRCgl1c2VyX25hbWUYBCABKAkSLgoFaHVtYW4YBSABKAsyHS5nYXRlaG91c2UuYWRtaW4udjEuSHVtYW5Vc2VySAASMgoHbWFjaGluZRgGIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5NYWNoaW5lVXNlckgAQgYKBHR5cGUijQIKCUh1bWFuVXNlchIsCgdwcm9maWxlGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLlByb2ZpbGUSKAoFZW1haWwYAiABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuRW1haWwSKAoFcGhvbmUYAyABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSLgoJaWRwX2xpbmtzGAQgAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmsSFAoMaGFzX3Bhc3N3b3JkGAUgASgIEiAKGHBhc3N3b3JkX2NoYW5nZV9yZXF1aXJlZBgGIAEoCBIWCg5vdHBfY29uZmlndXJlZBgHIAEoCCIwCgtNYWNoaW5lVXNlchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIoMBChBMaXN0VXNlcnNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoJdXNlcl9uYW1lGAMgASgJQgi6SAVyAxjIARIXCgVlbWFpbBgEIAEoCUIIukgFcgMYyAEibgoRTGlzdFVzZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxInCgV1c2VycxgCIAMoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyInMKD1NldEVtYWlsUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBEhkKBWVtYWlsGAIgASgJQgq6SAdyBRABGMgBEhMKC2lzX3ZlcmlmaWVkGAMgASgIEhMKC3JldHVybl9jb2RlGAQgASgIInYKEFNldEVtYWlsUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEh4KEXZlcmlmaWNhdGlvbl9jb2RlGAIgASgJSACIAQFCFAoSX3ZlcmlmaWNhdGlvbl9jb2RlIkoKFlJlc2VuZEVtYWlsQ29kZVJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARITCgtyZXR1cm5fY29kZRgCIAEoCCJ9ChdSZXNlbmRFbWFpbENvZGVSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSHgoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlIAIgBAUIUChJfdmVyaWZpY2F0aW9uX2NvZGUicQodQWRkUGVyc29uYWxBY2Nlc3NUb2tlblJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIzCg9leHBpcmF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIm8KHkFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRIQCgh0b2tlbl9pZBgBIAEoCRINCgV0b2tlbhgCIAEoCRIsCgdkZXRhaWxzGAMgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiPgofTGlzdFBlcnNvbmFsQWNjZXNzVG9rZW5zUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBIo0BCiBMaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXNwb25zZRIwCgdkZXRhaWxzGAEgASgLMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3REZXRhaWxzEjcKBnRva2VucxgCIAMoCzInLmdhdGVob3VzZS5hZG1pbi52MS5QZXJzb25hbEFjY2Vzc1Rva2VuIo8BChNQZXJzb25hbEFjY2Vzc1Rva2VuEhAKCHRva2VuX2lkGAEgASgJEjEKDWNyZWF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD2V4cGlyYXRpb25fZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiXQogUmVtb3ZlUGVyc29uYWxBY2Nlc3NUb2tlblJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIcCgh0b2tlbl9pZBgCIAEoCUIKukgHcgUQARjIASJRCiFSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIjQKFURlYWN0aXZhdGVVc2VyUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBIkYKFkRlYWN0aXZhdGVVc2VyUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIjQKFVJlYWN0aXZhdGVVc2VyUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBIkYKFlJlYWN0aXZhdGVVc2VyUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIi4KD0xvY2tVc2VyUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBIkAKEExvY2tVc2VyUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIjAKEVVubG9ja1VzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAEiQgoSVW5sb2NrVXNlclJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyIwChFSZW1vdmVVc2VyUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBIkIKElJlbW92ZVVzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMqWAoGR2VuZGVyEhYKEkdFTkRFUl9VTlNQRUNJRklFRBAAEhEKDUdFTkRFUl9GRU1BTEUQARIPCgtHRU5ERVJfTUFMRRACEhIKDkdFTkRFUl9ESVZFUlNFEAMqhgEKCVVzZXJTdGF0ZRIaChZVU0VSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRVVNFUl9TVEFURV9BQ1RJVkUQARIWChJVU0VSX1NUQVRFX0lOSVRJQUwQAhIXChNVU0VSX1NUQVRFX0lOQUNUSVZFEAMSFQoRVVNFUl9TVEFURV9MT0NLRUQQBDL+DAoLVXNlclNlcnZpY2UShgEKD0NyZWF0ZUh1bWFuVXNlchIqLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVIdW1hblVzZXJSZXF1ZXN0GisuZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZUh1bWFuVXNlclJlc3BvbnNlIhqC0+STAhQ6ASoiDy92MS91c2Vycy9odW1hbhKLAQoLVmVyaWZ5RW1haWwSJi5nYXRlaG91c2UuYWRtaW4udjEuVmVyaWZ5RW1haWxSZXF1ZXN0GicuZ2F0ZWhvdXNlLmFkbWluLnYxLlZlcmlmeUVtYWlsUmVzcG9uc2UiK4LT5JMCJToBKiIgL3YxL3VzZXJzL3t1c2VyX2lkfS9lbWFpbC92ZXJpZnkScAoRQ3JlYXRlTWFjaGluZVVzZXISLC5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlTWFjaGluZVVzZXJSZXF1ZXN0Gi0uZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USUgoHR2V0VXNlchIiLmdhdGVob3VzZS5hZG1pbi52MS5HZXRVc2VyUmVxdWVzdBojLmdhdGVob3VzZS5hZG1pbi52MS5HZXRVc2VyUmVzcG9uc2USWAoJTGlzdFVzZXJzEiQuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RVc2Vyc1JlcXVlc3QaJS5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFVzZXJzUmVzcG9uc2USVQoIU2V0RW1haWwSIy5nYXRlaG91c2UuYWRtaW4udjEuU2V0RW1haWxSZXF1ZXN0GiQuZ2F0ZWhvdXNlLmFkbWluLnYxLlNldEVtYWlsUmVzcG9uc2USagoPUmVzZW5kRW1haWxDb2RlEiouZ2F0ZWhvdXNlLmFkbWluLnYxLlJlc2VuZEVtYWlsQ29kZVJlcXVlc3QaKy5nYXRlaG91c2UuYWRtaW4udjEuUmVzZW5kRW1haWxDb2RlUmVzcG9uc2USfwoWQWRkUGVyc29uYWxBY2Nlc3NUb2tlbhIxLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBoyLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2UShQEKGExpc3RQZXJzb25hbEFjY2Vzc1Rva2VucxIzLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXF1ZXN0GjQuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1Jlc3BvbnNlEogBChlSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuEjQuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0GjUuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRJnCg5EZWFjdGl2YXRlVXNlchIpLmdhdGVob3VzZS5hZG1pbi52MS5EZWFjdGl2YXRlVXNlclJlcXVlc3QaKi5nYXRlaG91c2UuYWRtaW4udjEuRGVhY3RpdmF0ZVVzZXJSZXNwb25zZRJnCg5SZWFjdGl2YXRlVXNlchIpLmdhdGVob3VzZS5hZG1pbi52MS5SZWFjdGl2YXRlVXNlclJlcXVlc3QaKi5nYXRlaG91c2UuYWRtaW4udjEuUmVhY3RpdmF0ZVVzZXJSZXNwb25zZRJVCghMb2NrVXNlchIjLmdhdGVob3VzZS5hZG1pbi52MS5Mb2NrVXNlclJlcXVlc3QaJC5nYXRlaG91c2UuYWRtaW4udjEuTG9ja1VzZXJSZXNwb25zZRJbCgpVbmxvY2tVc2VyEiUuZ2F0ZWhvdXNlLmFkbWluLnYxLlVubG9ja1VzZXJSZXF1ZXN0GiYuZ2F0ZWhvdXNlLmFkbWluLnYxLlVubG9ja1VzZXJSZXNwb25zZRJbCgpSZW1vdmVVc2VyEiUuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVVzZXJSZXF1ZXN0GiYuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVVzZXJSZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Profile of a human user.
@@ -1034,6 +1034,196 @@ export const RemovePersonalAccessTokenResponseSchema: GenMessage<RemovePersonalA
   messageDesc(file_gatehouse_admin_v1_user, 29);
 
 /**
+ * @generated from message gatehouse.admin.v1.DeactivateUserRequest
+ */
+export type DeactivateUserRequest = Message<"gatehouse.admin.v1.DeactivateUserRequest"> & {
+  /**
+   * Id of a user of the selected organization.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.DeactivateUserRequest.
+ * Use `create(DeactivateUserRequestSchema)` to create a new message.
+ */
+export const DeactivateUserRequestSchema: GenMessage<DeactivateUserRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 30);
+
+/**
+ * @generated from message gatehouse.admin.v1.DeactivateUserResponse
+ */
+export type DeactivateUserResponse = Message<"gatehouse.admin.v1.DeactivateUserResponse"> & {
+  /**
+   * Sequence, dates and resource owner (the user's organization) of the deactivate event.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.DeactivateUserResponse.
+ * Use `create(DeactivateUserResponseSchema)` to create a new message.
+ */
+export const DeactivateUserResponseSchema: GenMessage<DeactivateUserResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 31);
+
+/**
+ * @generated from message gatehouse.admin.v1.ReactivateUserRequest
+ */
+export type ReactivateUserRequest = Message<"gatehouse.admin.v1.ReactivateUserRequest"> & {
+  /**
+   * Id of a user of the selected organization.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ReactivateUserRequest.
+ * Use `create(ReactivateUserRequestSchema)` to create a new message.
+ */
+export const ReactivateUserRequestSchema: GenMessage<ReactivateUserRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 32);
+
+/**
+ * @generated from message gatehouse.admin.v1.ReactivateUserResponse
+ */
+export type ReactivateUserResponse = Message<"gatehouse.admin.v1.ReactivateUserResponse"> & {
+  /**
+   * Sequence, dates and resource owner (the user's organization) of the reactivate event.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ReactivateUserResponse.
+ * Use `create(ReactivateUserResponseSchema)` to create a new message.
+ */
+export const ReactivateUserResponseSchema: GenMessage<ReactivateUserResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 33);
+
+/**
+ * @generated from message gatehouse.admin.v1.LockUserRequest
+ */
+export type LockUserRequest = Message<"gatehouse.admin.v1.LockUserRequest"> & {
+  /**
+   * Id of a user of the selected organization.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.LockUserRequest.
+ * Use `create(LockUserRequestSchema)` to create a new message.
+ */
+export const LockUserRequestSchema: GenMessage<LockUserRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 34);
+
+/**
+ * @generated from message gatehouse.admin.v1.LockUserResponse
+ */
+export type LockUserResponse = Message<"gatehouse.admin.v1.LockUserResponse"> & {
+  /**
+   * Sequence, dates and resource owner (the user's organization) of the lock event.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.LockUserResponse.
+ * Use `create(LockUserResponseSchema)` to create a new message.
+ */
+export const LockUserResponseSchema: GenMessage<LockUserResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 35);
+
+/**
+ * @generated from message gatehouse.admin.v1.UnlockUserRequest
+ */
+export type UnlockUserRequest = Message<"gatehouse.admin.v1.UnlockUserRequest"> & {
+  /**
+   * Id of a user of the selected organization.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.UnlockUserRequest.
+ * Use `create(UnlockUserRequestSchema)` to create a new message.
+ */
+export const UnlockUserRequestSchema: GenMessage<UnlockUserRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 36);
+
+/**
+ * @generated from message gatehouse.admin.v1.UnlockUserResponse
+ */
+export type UnlockUserResponse = Message<"gatehouse.admin.v1.UnlockUserResponse"> & {
+  /**
+   * Sequence, dates and resource owner (the user's organization) of the unlock event.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.UnlockUserResponse.
+ * Use `create(UnlockUserResponseSchema)` to create a new message.
+ */
+export const UnlockUserResponseSchema: GenMessage<UnlockUserResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 37);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveUserRequest
+ */
+export type RemoveUserRequest = Message<"gatehouse.admin.v1.RemoveUserRequest"> & {
+  /**
+   * Id of a user of the selected organization.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveUserRequest.
+ * Use `create(RemoveUserRequestSchema)` to create a new message.
+ */
+export const RemoveUserRequestSchema: GenMessage<RemoveUserRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 38);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveUserResponse
+ */
+export type RemoveUserResponse = Message<"gatehouse.admin.v1.RemoveUserResponse"> & {
+  /**
+   * Sequence, dates and resource owner (the user's organization) of the remove event.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveUserResponse.
+ * Use `create(RemoveUserResponseSchema)` to create a new message.
+ */
+export const RemoveUserResponseSchema: GenMessage<RemoveUserResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 39);
+
+/**
  * Gender of a human user.
  *
  * @generated from enum gatehouse.admin.v1.Gender
@@ -1092,6 +1282,21 @@ export enum UserState {
    * @generated from enum value: USER_STATE_INITIAL = 2;
    */
   INITIAL = 2,
+
+  /**
+   * Deactivated (DeactivateUser): its tokens are refused until ReactivateUser. Shown also when the user
+   * is locked as well.
+   *
+   * @generated from enum value: USER_STATE_INACTIVE = 3;
+   */
+  INACTIVE = 3,
+
+  /**
+   * Locked (LockUser): its tokens are refused until UnlockUser.
+   *
+   * @generated from enum value: USER_STATE_LOCKED = 4;
+   */
+  LOCKED = 4,
 }
 
 /**
@@ -1109,8 +1314,8 @@ export const UserStateSchema: GenEnum<UserState> = /*@__PURE__*/
  * also when that organization does not exist.
  *
  * Privilege ceiling: a call that acts on another principal's credentials or identity
- * (AddPersonalAccessToken, ListPersonalAccessTokens, RemovePersonalAccessToken, SetEmail, and
- * ResendEmailCode with `return_code`) is allowed only when the caller's own permissions cover every
+ * (AddPersonalAccessToken, ListPersonalAccessTokens, RemovePersonalAccessToken, SetEmail, ResendEmailCode
+ * with `return_code`, DeactivateUser, ReactivateUser, LockUser, UnlockUser and RemoveUser) is allowed only when the caller's own permissions cover every
  * permission the target user holds, in every scope the target holds it (an IAM_OWNER target needs an
  * IAM_OWNER caller; an ORG_OWNER of organization B needs a caller with those permissions in B).
  * Otherwise permission_denied, reason `principal.privileged`, ErrorInfo metadata `permission` (the first
@@ -1275,6 +1480,80 @@ export const UserService: GenService<{
     methodKind: "unary";
     input: typeof RemovePersonalAccessTokenRequestSchema;
     output: typeof RemovePersonalAccessTokenResponseSchema;
+  },
+  /**
+   * Deactivates a user (for example one who left the organization): its personal access tokens are
+   * refused from the very next call, on every protocol (unauthenticated, reason `user.inactive`), until
+   * it is reactivated. Nothing is deleted: tokens, pending codes, queued mails, memberships and IDP
+   * links stay, and work again after ReactivateUser. Deactivation is independent of a lock (see LockUser).
+   * Needs `user.write` in the selected organization and the privilege ceiling (see the service comment).
+   * Errors: not_found (`user.not_found`), failed_precondition (`user.already_inactive`; `user.self` when
+   * the caller names itself, so nobody shuts itself out by accident), permission_denied (`principal.privileged`).
+   *
+   * @generated from rpc gatehouse.admin.v1.UserService.DeactivateUser
+   */
+  deactivateUser: {
+    methodKind: "unary";
+    input: typeof DeactivateUserRequestSchema;
+    output: typeof DeactivateUserResponseSchema;
+  },
+  /**
+   * Reactivates an inactive user: its state is again what it was before (ACTIVE, or INITIAL when the
+   * user has still not completed its initialization; LOCKED when it is also locked), and its tokens work
+   * again. Needs `user.write` in the selected organization and the privilege ceiling.
+   * Errors: not_found (`user.not_found`), failed_precondition (`user.not_inactive`), permission_denied
+   * (`principal.privileged`).
+   *
+   * @generated from rpc gatehouse.admin.v1.UserService.ReactivateUser
+   */
+  reactivateUser: {
+    methodKind: "unary";
+    input: typeof ReactivateUserRequestSchema;
+    output: typeof ReactivateUserResponseSchema;
+  },
+  /**
+   * Locks a user (a security hold, for example a suspected compromise): like DeactivateUser its tokens
+   * are refused from the very next call (unauthenticated, reason `user.locked`) and nothing is deleted,
+   * but a lock is kept apart from deactivation: reactivating a locked user does not unlock it.
+   * Needs `user.write` in the selected organization and the privilege ceiling.
+   * Errors: not_found (`user.not_found`), failed_precondition (`user.already_locked`, `user.self`),
+   * permission_denied (`principal.privileged`).
+   *
+   * @generated from rpc gatehouse.admin.v1.UserService.LockUser
+   */
+  lockUser: {
+    methodKind: "unary";
+    input: typeof LockUserRequestSchema;
+    output: typeof LockUserResponseSchema;
+  },
+  /**
+   * Unlocks a locked user; its tokens work again unless it is also inactive.
+   * Needs `user.write` in the selected organization and the privilege ceiling.
+   * Errors: not_found (`user.not_found`), failed_precondition (`user.not_locked`), permission_denied
+   * (`principal.privileged`).
+   *
+   * @generated from rpc gatehouse.admin.v1.UserService.UnlockUser
+   */
+  unlockUser: {
+    methodKind: "unary";
+    input: typeof UnlockUserRequestSchema;
+    output: typeof UnlockUserResponseSchema;
+  },
+  /**
+   * Removes a user for good, in one transaction: its personal access tokens, one-time codes, IDP
+   * links, memberships at every level (each removal an event of its own) and every mail queued for it
+   * (pending ones are cancelled, each an event) go with it; the event log keeps the history. Its user
+   * name is free again at once. Removing a user that is already removed is not_found.
+   * Needs `user.write` in the selected organization and the privilege ceiling.
+   * Errors: not_found (`user.not_found`), failed_precondition (`user.self`), permission_denied
+   * (`principal.privileged`).
+   *
+   * @generated from rpc gatehouse.admin.v1.UserService.RemoveUser
+   */
+  removeUser: {
+    methodKind: "unary";
+    input: typeof RemoveUserRequestSchema;
+    output: typeof RemoveUserResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gatehouse_admin_v1_user, 0);

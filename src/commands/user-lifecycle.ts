@@ -1,0 +1,121 @@
+import { selectManagedUser } from "../access/select-user.js";
+import type { Caller, Deps } from "../context.js";
+import { DomainError, notFound } from "../domain/errors.js";
+import { planStateChange, refuseSelf, type UserStateChange } from "../domain/user-state.js";
+import { detailsOfChange } from "../events/details.js";
+import type { NewEvent } from "../events/event.js";
+import { EventType } from "../events/types.js";
+import type { MembershipRow } from "../store/rows.js";
+import type { RowWrite } from "../store/store.js";
+import { commitAs } from "./commit-as.js";
+
+const stateEvents: Record<UserStateChange, string> = {
+  deactivate: EventType.userDeactivated,
+  reactivate: EventType.userReactivated,
+  lock: EventType.userLocked,
+  unlock: EventType.userUnlocked,
+};
+
+const memberRemovedEvents: Record<MembershipRow["level"], string> = {
+  instance: EventType.instanceMemberRemoved,
+  org: EventType.orgMemberRemoved,
+  project: EventType.projectMemberRemoved,
+  project_grant: EventType.projectGrantMemberRemoved,
+};
+
+/**
+ * Deactivate, reactivate, lock or unlock a user. These act on the target's identity (its tokens
+ * stop or start working), so they need `user.write` and the privilege ceiling; a caller may not
+ * deactivate or lock itself. The flag write is conditional: of two concurrent identical calls one
+ * wins and the other gets the same failed_precondition as a later call would.
+ */
+export async function changeUserState(deps: Deps, caller: Caller, userId: string, change: UserStateChange) {
+  const { organization, user } = await selectManagedUser(deps, caller, userId);
+  if (change === "deactivate" || change === "lock") refuseSelf(caller.principal.userId, user.id);
+  const { flag, value } = planStateChange(user, change);
+  const write: RowWrite = flag === "inactive" ? { kind: "user.setInactive", id: user.id, inactive: value } : { kind: "user.setLocked", id: user.id, locked: value };
+  const span = await deps.store.aggregateSpan("user", user.id);
+  try {
+    const events = await commitAs(deps, caller, {
+      writes: [write],
+      events: [{ aggregateType: "user", aggregateId: user.id, type: stateEvents[change], payload: {}, resourceOwner: organization.id }],
+    });
+    return { details: detailsOfChange(events, span?.first) };
+  } catch (error) {
+    if (!isConditionFailed(error)) throw error;
+    // Changed (or removed) concurrently: answer as the call after it would.
+    const now = await deps.store.findUserById(user.id);
+    if (!now) throw userNotFound(user.id);
+    planStateChange(now, change);
+    throw error;
+  }
+}
+
+/**
+ * Removes a user and everything that refers to it, in one transaction: memberships (each removal an
+ * event on its member aggregate, as RemoveProjectGrantMember appends), tokens, codes, IDP links and
+ * every mail queued for it (pending ones each a `notification.cancelled` event). The foreign keys
+ * cascade as well, so nothing can be left dangling even by a writer that raced this one.
+ */
+export async function removeUser(deps: Deps, caller: Caller, userId: string) {
+  const { organization, user } = await selectManagedUser(deps, caller, userId);
+  refuseSelf(caller.principal.userId, user.id);
+  const [span, memberships, tokens, idpLinks, mails] = await Promise.all([
+    deps.store.aggregateSpan("user", user.id),
+    deps.store.listMembershipsOfUser(user.id),
+    deps.store.listTokensOfUser(user.id),
+    deps.store.listIdpLinksOfUser(user.id),
+    deps.store.listOutboxOfUser(user.id),
+  ]);
+  const writes: RowWrite[] = [
+    ...memberships.map((membership) => ({ kind: "membership.delete" as const, id: membership.id })),
+    { kind: "token.deleteOfUser", userId: user.id },
+    { kind: "code.deleteOfUser", userId: user.id },
+    { kind: "userIdpLink.deleteOfUser", userId: user.id },
+    { kind: "outbox.deleteOfUser", userId: user.id },
+    { kind: "user.delete", id: user.id },
+  ];
+  const events: NewEvent[] = [
+    ...memberships.map((membership): NewEvent => ({
+      aggregateType: "member",
+      aggregateId: membership.id,
+      type: memberRemovedEvents[membership.level],
+      payload: { userId: user.id, level: membership.level, scopeId: membership.scopeId, cause: EventType.userRemoved },
+      resourceOwner: membership.ownerOrgId,
+    })),
+    ...mails
+      .filter((mail) => mail.status === "pending")
+      .map((mail): NewEvent => ({
+        aggregateType: "notification",
+        aggregateId: mail.id,
+        type: EventType.notificationCancelled,
+        payload: { template: mail.template, cause: EventType.userRemoved },
+        resourceOwner: mail.instanceId,
+      })),
+    {
+      aggregateType: "user",
+      aggregateId: user.id,
+      type: EventType.userRemoved,
+      // Ids only: what went with the user, never a secret or an address.
+      payload: {
+        userName: user.userName,
+        tokenIds: tokens.map((token) => token.id),
+        idpLinks: idpLinks.map((link) => ({ idpId: link.idpId, externalUserId: link.externalUserId })),
+        outboxIds: mails.map((mail) => mail.id),
+      },
+      resourceOwner: organization.id,
+    },
+  ];
+  try {
+    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events }), span?.first) };
+  } catch (error) {
+    if (isConditionFailed(error) && !(await deps.store.findUserById(user.id))) throw userNotFound(user.id);
+    throw error;
+  }
+}
+
+const userNotFound = (userId: string) => notFound("user.not_found", "the user does not exist", { userId });
+
+function isConditionFailed(error: unknown): boolean {
+  return error instanceof DomainError && error.reason === "store.condition_failed";
+}
