@@ -1,3 +1,4 @@
+import Database from "better-sqlite3";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import type { Store } from "../store/store.js";
@@ -7,8 +8,24 @@ import { StartupError } from "./startup-error.js";
 
 export const PROBE_CONTEXT = "gatehouse:master-key-probe";
 
-function hasData(databasePath: string): boolean {
-  return existsSync(databasePath) && statSync(databasePath).size > 0;
+/**
+ * Whether the database may hold data sealed under a key: a probe value or a bootstrapped instance. A
+ * database that `gatehouse migrate` created holds neither, so its first `serve` gets a new key. A file
+ * that cannot be read here is treated as holding data: never a new key for it.
+ */
+function mayHoldSealedData(databasePath: string): boolean {
+  if (!existsSync(databasePath) || statSync(databasePath).size === 0) return false;
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(databasePath, { fileMustExist: true });
+    const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all());
+    const hasRow = (table: string) => tables.has(table) && db?.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get() !== undefined;
+    return hasRow("master_key_probe") || hasRow("instances");
+  } catch {
+    return true;
+  } finally {
+    db?.close();
+  }
 }
 
 /**
@@ -18,7 +35,7 @@ function hasData(databasePath: string): boolean {
  */
 export function loadMasterKey(keyPath: string, databasePath: string): Buffer {
   if (!existsSync(keyPath)) {
-    if (hasData(databasePath)) {
+    if (mayHoldSealedData(databasePath)) {
       throw new StartupError(
         `master key ${keyPath} is missing but the database ${databasePath} exists: restore the key file from your backup (a new key cannot open the sealed secrets)`,
       );
