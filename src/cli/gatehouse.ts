@@ -1,4 +1,4 @@
-import { Command, Option } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { dataFiles, describeSettings } from "../config.js";
@@ -30,7 +30,11 @@ export async function runCli(argv: string[]): Promise<CliOutcome> {
   const program = new Command("gatehouse")
     .description("Gatehouse: identity and access management administration server")
     .version(packageVersion(), "-v, --version")
-    .exitOverride()
+    // Commander exits 1 on a usage error (unknown option, missing required option); the command's
+    // contract is 2 for usage, as for a bad setting, and 1 for a failure.
+    .exitOverride((error) => {
+      throw error.exitCode === 0 ? error : new CommanderError(2, error.code, error.message);
+    })
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
 
   program
