@@ -121,7 +121,7 @@ async function sendEmailCode(deps: Deps, caller: Caller, organization: Organizat
       { externalUrl: deps.externalUrl, organizationName: organization.name, organizationId: organization.id, userId: user.id, userName: user.userName, displayName: user.displayName ?? user.userName },
       issued.code,
     );
-    writes.push({ kind: "outbox.insert", row: newOutboxRow(deps.masterKey, { id: outboxId, instanceId: user.instanceId, template: "user.verification", recipient: email, mail, at }) });
+    writes.push({ kind: "outbox.insert", row: newOutboxRow(deps.masterKey, { id: outboxId, instanceId: user.instanceId, userId: user.id, template: "user.verification", recipient: email, mail, at }) });
     events.push({ aggregateType: "user", aggregateId: user.id, type: EventType.userNotificationQueued, payload: { template: "user.verification", outboxId }, resourceOwner: user.orgId });
   }
   const committed = await commitAs(deps, caller, { writes, events }, at);

@@ -150,7 +150,7 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
         : verificationMail(context, emailCode!.code);
     const outboxId = deps.ids.next();
     const template = `user.${setup.mail}`;
-    writes.push({ kind: "outbox.insert", row: newOutboxRow(deps.masterKey, { id: outboxId, instanceId, template, recipient: email, mail, at }) });
+    writes.push({ kind: "outbox.insert", row: newOutboxRow(deps.masterKey, { id: outboxId, instanceId, userId, template, recipient: email, mail, at }) });
     events.push({ aggregateType: "user", aggregateId: userId, type: EventType.userNotificationQueued, payload: { template, outboxId }, resourceOwner: organization.id });
   }
   const committed = await commitAs(deps, caller, { writes, events }, at);

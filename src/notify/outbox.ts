@@ -4,10 +4,14 @@ import type { RenderedMail } from "./templates.js";
 
 const context = (id: string) => `outbox:${id}:message`;
 
-/** A pending outbox row for a rendered mail; the message (which carries codes) is sealed. */
-export function newOutboxRow(masterKey: Buffer, input: { id: string; instanceId: string; template: string; recipient: string; mail: RenderedMail; at: Date }): OutboxRow {
+/**
+ * A pending outbox row for a rendered mail to a user; the message (which carries codes) is sealed.
+ * The row names its user, so removing the user removes (and the foreign key guarantees) its mails.
+ */
+export function newOutboxRow(masterKey: Buffer, input: { id: string; instanceId: string; userId: string; template: string; recipient: string; mail: RenderedMail; at: Date }): OutboxRow {
   return {
     id: input.id,
+    userId: input.userId,
     instanceId: input.instanceId,
     template: input.template,
     recipient: input.recipient,

@@ -1,6 +1,5 @@
-import { and, asc, count, eq, gt, inArray, isNull, lte, sql } from "drizzle-orm";
-import type { NewEvent, StoredEvent } from "../events/event.js";
-import { EventType } from "../events/types.js";
+import { and, asc, count, eq, gt, inArray, lte, sql } from "drizzle-orm";
+import type { StoredEvent } from "../events/event.js";
 import { toDomainError } from "./db-errors.js";
 import { openSqlite, type SqliteOptions } from "./db.js";
 import {
@@ -42,28 +41,8 @@ export function createSqliteStore(options: SqliteOptions): Store {
   const eventLog = createSqliteEventLog(db);
   const applyWrite = createSqliteWrites(db);
 
-  const linkMailToUser = db
-    .update(outbox)
-    .set({ userId: sql`${sql.placeholder("userId")}` })
-    .where(and(eq(outbox.id, sql.placeholder("outboxId")), isNull(outbox.userId)))
-    .prepare();
-  /**
-   * Every mail to a user is queued together with a `user.notification.queued` event of that user naming
-   * the outbox row, so the commit links the row to the user here, whichever command queued it: removing
-   * the user can then find (and the foreign key guarantees) every mail addressed to it.
-   */
-  const linkQueuedMails = (events: NewEvent[]) => {
-    for (const event of events) {
-      const outboxId = event.payload["outboxId"];
-      if (event.aggregateType === "user" && event.type === EventType.userNotificationQueued && typeof outboxId === "string") {
-        linkMailToUser.run({ userId: event.aggregateId, outboxId });
-      }
-    }
-  };
-
   const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
     for (const write of commit.writes) applyWrite(write);
-    linkQueuedMails(commit.events);
     const context = { instanceId: commit.instanceId, actor: commit.actor, at: commit.at };
     return commit.events.map((event) => eventLog.append(event, context));
   });
