@@ -70,11 +70,15 @@ export function scopeOfMembership(membership: Omit<Membership, "roles">): Scope 
   }
 }
 
+/**
+ * The level of a scope, for error metadata. Only the level: the ids of a target's memberships are not
+ * the caller's to see (it may have no right in that organization or project at all).
+ */
 function describeScope(scope: Scope | "instance"): string {
   if (scope === "instance") return "instance";
-  if (scope.grantId) return `project_grant:${scope.grantId}`;
-  if (scope.projectId) return `project:${scope.projectId}`;
-  return `org:${scope.orgId}`;
+  if (scope.grantId) return "project_grant";
+  if (scope.projectId) return "project";
+  return "org";
 }
 
 function holds(principal: Principal, permission: Permission, scope: Scope | "instance"): boolean {

@@ -42,7 +42,7 @@ describe("privilege ceiling over a principal", () => {
   it("holding a role's permissions in one organization does not cover the same role in another", () => {
     const caller = principal(org("o1", "ORG_OWNER"));
     expect(() => requireCoversPrincipal(caller, [org("o1", "ORG_OWNER")])).not.toThrow();
-    expect(denial(() => requireCoversPrincipal(caller, [org("o1", "ORG_OWNER"), org("o2", "ORG_USER_MANAGER")])).metadata).toMatchObject({ scope: "org:o2" });
+    expect(denial(() => requireCoversPrincipal(caller, [org("o1", "ORG_OWNER"), org("o2", "ORG_USER_MANAGER")])).metadata).toMatchObject({ scope: "org" });
   });
 
   it("a user manager covers a peer manager and an organization viewer's reads it lacks are named", () => {
@@ -55,10 +55,10 @@ describe("privilege ceiling over a principal", () => {
     const projectOwner = principal(project("o1", "p1", "PROJECT_OWNER"));
     expect(() => requireCoversPrincipal(projectOwner, [project("o1", "p1", "PROJECT_OWNER_VIEWER")])).not.toThrow();
     expect(() => requireCoversPrincipal(projectOwner, [grant("o1", "p1", "g1", "PROJECT_GRANT_OWNER")])).not.toThrow();
-    expect(denial(() => requireCoversPrincipal(projectOwner, [project("o1", "p2", "PROJECT_OWNER_VIEWER")])).metadata["scope"]).toBe("project:p2");
+    expect(denial(() => requireCoversPrincipal(projectOwner, [project("o1", "p2", "PROJECT_OWNER_VIEWER")])).metadata["scope"]).toBe("project");
     const grantOwner = principal(grant("o1", "p1", "g1", "PROJECT_GRANT_OWNER"));
     expect(() => requireCoversPrincipal(grantOwner, [grant("o1", "p1", "g1", "PROJECT_GRANT_OWNER")])).not.toThrow();
-    expect(denial(() => requireCoversPrincipal(grantOwner, [grant("o1", "p1", "g2", "PROJECT_GRANT_OWNER_VIEWER")])).metadata["scope"]).toBe("project_grant:g2");
+    expect(denial(() => requireCoversPrincipal(grantOwner, [grant("o1", "p1", "g2", "PROJECT_GRANT_OWNER_VIEWER")])).metadata["scope"]).toBe("project_grant");
     expect(denial(() => requireCoversPrincipal(grantOwner, [project("o1", "p1", "PROJECT_OWNER_VIEWER")])).reason).toBe("principal.privileged");
   });
 });
@@ -68,7 +68,7 @@ describe("privilege ceiling on granting roles", () => {
     const error = denial(() => requireCanGrantRoles(principal(org("o1", "ORG_SETTINGS_MANAGER")), ["ORG_USER_MANAGER"], org("o1")));
     expect([error.kind, error.reason, error.metadata["role"], error.metadata["permission"]]).toEqual(["permission_denied", "role.not_grantable", "ORG_USER_MANAGER", "user.read"]);
     expect(() => requireCanGrantRoles(principal(org("o1", "ORG_OWNER")), ["ORG_OWNER", "ORG_USER_MANAGER"], org("o1"))).not.toThrow();
-    expect(denial(() => requireCanGrantRoles(principal(org("o1", "ORG_OWNER")), ["ORG_OWNER"], org("o2"))).metadata["scope"]).toBe("org:o2");
+    expect(denial(() => requireCanGrantRoles(principal(org("o1", "ORG_OWNER")), ["ORG_OWNER"], org("o2"))).metadata["scope"]).toBe("org");
     expect(denial(() => requireCanGrantRoles(principal(org("o1", "ORG_OWNER")), ["IAM_OWNER_VIEWER"], instance(""))).metadata["scope"]).toBe("instance");
   });
 

@@ -1314,13 +1314,14 @@ export const UserStateSchema: GenEnum<UserState> = /*@__PURE__*/
  * also when that organization does not exist.
  *
  * Privilege ceiling: a call that acts on another principal's credentials or identity
- * (AddPersonalAccessToken, ListPersonalAccessTokens, RemovePersonalAccessToken, SetEmail, ResendEmailCode
- * with `return_code`, DeactivateUser, ReactivateUser, LockUser, UnlockUser and RemoveUser) is allowed only when the caller's own permissions cover every
- * permission the target user holds, in every scope the target holds it (an IAM_OWNER target needs an
- * IAM_OWNER caller; an ORG_OWNER of organization B needs a caller with those permissions in B).
- * Otherwise permission_denied, reason `principal.privileged`, ErrorInfo metadata `permission` (the first
- * permission not covered) and `scope`. So no caller can mint a token for, or take over the email of,
- * a principal that holds more than itself.
+ * (AddPersonalAccessToken, ListPersonalAccessTokens, RemovePersonalAccessToken, SetEmail,
+ * ResendEmailCode with `return_code`, DeactivateUser, ReactivateUser, LockUser, UnlockUser and
+ * RemoveUser) is allowed only when the caller's own permissions cover every permission the target user
+ * holds, in every scope the target holds it (an IAM_OWNER target needs an IAM_OWNER caller; an ORG_OWNER
+ * of organization B needs a caller with those permissions in B). Otherwise permission_denied, reason
+ * `principal.privileged`, ErrorInfo metadata `permission` (the first permission not covered) and
+ * `scope` (its level: instance, org, project or project_grant). So no caller can mint a token for, or
+ * take over the email of, a principal that holds more than itself.
  *
  * @generated from service gatehouse.admin.v1.UserService
  */
