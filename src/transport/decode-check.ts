@@ -63,23 +63,46 @@ function checkJson(desc: DescMessage, json: JsonValue): void {
   }
 }
 
+/**
+ * Whatever else a hostile body makes the check itself throw (a RangeError, a stack overflow) is
+ * still the body's fault: invalid_argument, answered and logged like any refused request (a
+ * warning without a stack), never `internal`.
+ */
+function checkedSafely(check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    if (error instanceof DomainError || error instanceof ConnectError) throw error;
+    throw malformed(`the request could not be checked (${error instanceof Error ? error.name : "error"})`);
+  }
+}
+
+/** Throws invalid_argument `request.malformed` unless `json` (parsed by the REST gateway) is one message of `desc`. */
+export function checkJsonMessage(desc: DescMessage, json: JsonValue): void {
+  checkedSafely(() => checkJson(desc, json));
+}
+
 /** Throws invalid_argument `request.malformed` unless `bytes` are one message of `desc`. */
 export function checkMessage(desc: DescMessage, bytes: Uint8Array, binary: boolean): void {
-  if (binary) {
-    try {
-      fromBinary(desc, bytes);
-    } catch (error) {
-      throw malformed(`undecodable protobuf request: ${error instanceof Error ? error.message.slice(0, 300) : "invalid"}`);
+  checkedSafely(() => {
+    if (binary) {
+      try {
+        fromBinary(desc, bytes);
+      } catch (error) {
+        throw malformed(`undecodable protobuf request: ${error instanceof Error ? error.message.slice(0, 300) : "invalid"}`);
+      }
+      return;
     }
-    return;
-  }
-  let json: JsonValue;
-  try {
-    json = JSON.parse(utf8.decode(bytes)) as JsonValue;
-  } catch {
-    throw malformed("the request is not valid UTF-8 JSON");
-  }
-  checkJson(desc, json);
+    let text: string;
+    let json: JsonValue;
+    try {
+      text = utf8.decode(bytes);
+      json = JSON.parse(text) as JsonValue;
+    } catch {
+      throw malformed("the request is not valid UTF-8 JSON");
+    }
+    checkJson(desc, json);
+  });
 }
 
 async function readAll(body: AsyncIterable<Uint8Array>, readMaxBytes: number): Promise<Uint8Array> {
@@ -173,7 +196,7 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
     // The REST gateway hands over JSON it has parsed already.
     if (!(typeof req.body === "object" && req.body !== null && Symbol.asyncIterator in req.body)) {
       try {
-        checkJson(desc, req.body as JsonValue);
+        checkJsonMessage(desc, req.body as JsonValue);
       } catch (error) {
         return fail(error);
       }

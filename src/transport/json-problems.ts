@@ -4,7 +4,7 @@ import type { FieldViolation } from "../domain/errors.js";
 /** protobuf-es's own JSON recursion limit; deeper input is the JSON reader's to refuse. */
 const MAX_DEPTH = 100;
 /** An error lists a few problems, each name cut short: a hostile body must not become a huge answer. */
-const MAX_PROBLEMS = 10;
+export const MAX_PROBLEMS = 10;
 const MAX_NAME = 64;
 
 const quoted = (name: string) => JSON.stringify(name.length > MAX_NAME ? `${name.slice(0, MAX_NAME)}…` : name);
@@ -26,57 +26,91 @@ function impossibleDate(value: string): boolean {
   return day < 1 || day > (days ?? 31);
 }
 
-function enumProblems(desc: DescEnum, json: JsonValue, path: string): FieldViolation[] {
-  if (typeof json !== "string" || desc.typeName === "google.protobuf.NullValue") return [];
-  if (desc.values.some((value) => value.name === json)) return [];
-  return [{ field: path, description: `unknown value ${quoted(json)} of ${desc.name}`, rule: "json.unknown_enum_value" }];
+/**
+ * The problems found so far. Walkers stop as soon as it is full, so a hostile list of a million
+ * bad items costs ten violations, not a million (and paths are only built for what is reported).
+ */
+class Problems {
+  readonly list: FieldViolation[] = [];
+  get full(): boolean {
+    return this.list.length >= MAX_PROBLEMS;
+  }
+  add(path: Path, description: string, rule: string): void {
+    if (!this.full) this.list.push({ field: path(), description, rule });
+  }
 }
 
-function messageProblems(desc: DescMessage, json: JsonValue, path: string, depth: number): FieldViolation[] {
+/** A field path, built only when a problem is reported. */
+type Path = () => string;
+const child = (path: Path, key: string): Path => () => {
+  const parent = path();
+  return parent ? `${parent}.${key.slice(0, MAX_NAME)}` : key.slice(0, MAX_NAME);
+};
+
+function checkEnum(desc: DescEnum, json: JsonValue, path: Path, out: Problems): void {
+  if (typeof json !== "string" || desc.typeName === "google.protobuf.NullValue") return;
+  if (desc.values.some((value) => value.name === json)) return;
+  out.add(path, `unknown value ${quoted(json)} of ${desc.name}`, "json.unknown_enum_value");
+}
+
+function checkMessageValue(desc: DescMessage, json: JsonValue, path: Path, depth: number, out: Problems): void {
   if (desc.typeName === "google.protobuf.Timestamp") {
-    return typeof json === "string" && impossibleDate(json) ? [{ field: path, description: `${quoted(json)} is not a calendar date`, rule: "json.timestamp_date" }] : [];
+    if (typeof json === "string" && impossibleDate(json)) out.add(path, `${quoted(json)} is not a calendar date`, "json.timestamp_date");
+    return;
   }
   // The other well-known types have JSON forms of their own (Struct and Any take any key).
-  if (desc.typeName.startsWith("google.protobuf.")) return [];
-  return jsonProblems(desc, json, path, depth + 1);
+  if (desc.typeName.startsWith("google.protobuf.")) return;
+  checkObject(desc, json, path, depth + 1, out);
 }
 
-function elementProblems(field: DescField, json: JsonValue, path: string, depth: number): FieldViolation[] {
-  if (json === null) return [];
-  if (field.fieldKind === "list" || field.fieldKind === "map") {
-    if (field.enum) return enumProblems(field.enum, json, path);
-    if (field.message) return messageProblems(field.message, json, path, depth);
-    return [];
+/** One value of a field (a list item or map value for repeated and map fields). */
+function checkElement(field: DescField, json: JsonValue, path: Path, depth: number, out: Problems): void {
+  if (json === null) return;
+  const enumDesc = field.fieldKind === "enum" || field.fieldKind === "list" || field.fieldKind === "map" ? field.enum : undefined;
+  const messageDesc = field.fieldKind === "message" || field.fieldKind === "list" || field.fieldKind === "map" ? field.message : undefined;
+  if (enumDesc) checkEnum(enumDesc, json, path, out);
+  else if (messageDesc) checkMessageValue(messageDesc, json, path, depth, out);
+}
+
+function checkField(field: DescField, json: JsonValue, path: Path, depth: number, out: Problems): void {
+  const hasElementChecks = (field.fieldKind === "list" || field.fieldKind === "map") && (field.enum !== undefined || field.message !== undefined);
+  if (field.fieldKind === "list" && Array.isArray(json)) {
+    // A list of scalars has nothing to check here: the JSON reader decodes it once, later.
+    if (!hasElementChecks) return;
+    for (let i = 0; i < json.length && !out.full; i++) checkElement(field, json[i] as JsonValue, () => `${path()}[${i}]`, depth, out);
+    return;
   }
-  if (field.fieldKind === "enum") return enumProblems(field.enum, json, path);
-  if (field.fieldKind === "message") return messageProblems(field.message, json, path, depth);
-  return [];
+  if (field.fieldKind === "map" && isObject(json)) {
+    if (!hasElementChecks) return;
+    for (const key in json) {
+      if (out.full) return;
+      checkElement(field, json[key] as JsonValue, () => `${path()}[${quoted(key)}]`, depth, out);
+    }
+    return;
+  }
+  checkElement(field, json, path, depth, out);
 }
 
-function fieldProblems(field: DescField, json: JsonValue, path: string, depth: number): FieldViolation[] {
-  if (field.fieldKind === "list" && Array.isArray(json)) return json.flatMap((item, i) => elementProblems(field, item, `${path}[${i}]`, depth));
-  if (field.fieldKind === "map" && isObject(json)) return Object.entries(json).flatMap(([key, value]) => elementProblems(field, value, `${path}[${quoted(key)}]`, depth));
-  return elementProblems(field, json, path, depth);
+function checkObject(desc: DescMessage, json: JsonValue, path: Path, depth: number, out: Problems): void {
+  if (depth > MAX_DEPTH || !isObject(json)) return;
+  // for…in, not Object.entries: a million keys are not copied into pairs before the first check.
+  for (const key in json) {
+    if (out.full) return;
+    const fieldPath = child(path, key);
+    const field = desc.fields.find((f) => f.jsonName === key || f.name === key);
+    if (!field) out.add(fieldPath, `unknown field ${quoted(key)} of ${desc.name}`, "json.unknown_field");
+    else checkField(field, json[key] as JsonValue, fieldPath, depth, out);
+  }
 }
 
 /**
  * What the proto3 JSON reader would pass over silently or bend: keys the message does not have,
  * enum names the enum does not have, Timestamps on days that do not exist. Each becomes a field
- * violation with the path as the caller wrote it. Shapes the reader refuses anyway (a string for
- * a message, a bad date format) are left to it.
+ * violation with the path as the caller wrote it, at most MAX_PROBLEMS of them: the walk stops at
+ * the cap. Shapes the reader refuses anyway (a string for a message, a bad date format) are left to it.
  */
-export function jsonProblems(desc: DescMessage, json: JsonValue, path = "", depth = 0): FieldViolation[] {
-  if (depth > MAX_DEPTH || !isObject(json)) return [];
-  const problems: FieldViolation[] = [];
-  for (const [key, value] of Object.entries(json)) {
-    if (problems.length >= MAX_PROBLEMS) break;
-    const fieldPath = path ? `${path}.${key.slice(0, MAX_NAME)}` : key.slice(0, MAX_NAME);
-    const field = desc.fields.find((f) => f.jsonName === key || f.name === key);
-    if (!field) {
-      problems.push({ field: fieldPath, description: `unknown field ${quoted(key)} of ${desc.name}`, rule: "json.unknown_field" });
-      continue;
-    }
-    problems.push(...fieldProblems(field, value, fieldPath, depth));
-  }
-  return problems.slice(0, MAX_PROBLEMS);
+export function jsonProblems(desc: DescMessage, json: JsonValue, path = ""): FieldViolation[] {
+  const out = new Problems();
+  checkObject(desc, json, () => path, 0, out);
+  return out.list;
 }
