@@ -5,6 +5,7 @@ import { checkMemberRoles } from "../domain/membership.js";
 import type { MembershipLevel } from "../domain/roles.js";
 import { type Details, detailsOfCreate } from "../events/details.js";
 import { commitAs } from "./commit-as.js";
+import { revokeTokensBeyondIssuer } from "./personal-access-token.js";
 
 /** Where a membership is added: its level and scope, and the event type that records it. */
 export interface MembershipTarget {
@@ -30,8 +31,10 @@ export async function addMember(deps: Deps, caller: Caller, target: MembershipTa
     throw failedPrecondition("user.not_found", "the user does not exist", { userId });
   }
   const membershipId = deps.ids.next();
+  const revoked = await revokeTokensBeyondIssuer(deps, userId, user.orgId, roles, target);
   const events = await commitAs(deps, caller, {
     writes: [
+      ...revoked.writes,
       {
         kind: "membership.insert",
         row: {
@@ -46,6 +49,7 @@ export async function addMember(deps: Deps, caller: Caller, target: MembershipTa
       },
     ],
     events: [
+      ...revoked.events,
       {
         aggregateType: "member",
         aggregateId: membershipId,

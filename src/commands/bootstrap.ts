@@ -57,7 +57,7 @@ export async function bootstrapInstance(deps: Deps, input: BootstrapInput) {
       { kind: "passwordPolicy.insert", row: { instanceId, ...DEFAULT_PASSWORD_POLICY } },
       {
         kind: "token.insert",
-        row: { id: input.adminToken.tokenId, userId: adminUserId, secretHash: input.adminToken.secretHash, expiresAt: null, createdAt: at.getTime() },
+        row: { id: input.adminToken.tokenId, userId: adminUserId, secretHash: input.adminToken.secretHash, expiresAt: null, createdAt: at.getTime(), issuerUserId: null },
       },
     ],
     events: [

@@ -1,9 +1,14 @@
+import { membershipOf } from "../access/privilege-ceiling.js";
 import { selectManagedUser, selectSelfOrManagedUser } from "../access/select-user.js";
 import type { Caller, Deps } from "../context.js";
+import { missingForRoles } from "../domain/authorization.js";
 import { DomainError, invalidArgument, notFound } from "../domain/errors.js";
+import type { Membership } from "../domain/principal.js";
 import { issueToken } from "../domain/token.js";
 import { detailsOfChange } from "../events/details.js";
+import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
+import type { RowWrite } from "../store/store.js";
 import { commitAs } from "./commit-as.js";
 
 /**
@@ -24,7 +29,14 @@ export async function addPersonalAccessToken(deps: Deps, caller: Caller, input: 
     writes: [
       {
         kind: "token.insert",
-        row: { id: issued.tokenId, userId: user.id, secretHash: issued.secretHash, expiresAt: input.expirationDate?.getTime() ?? null, createdAt: at.getTime() },
+        row: {
+          id: issued.tokenId,
+          userId: user.id,
+          secretHash: issued.secretHash,
+          expiresAt: input.expirationDate?.getTime() ?? null,
+          createdAt: at.getTime(),
+          issuerUserId: caller.principal.userId,
+        },
       },
     ],
     events: [
@@ -62,4 +74,35 @@ export async function removePersonalAccessToken(deps: Deps, caller: Caller, inpu
     if (error instanceof DomainError && error.reason === "store.condition_failed") throw gone();
     throw error;
   }
+}
+
+/**
+ * What granting `roles` at `where` to a user does to its tokens: every token issued by someone else
+ * who could not grant those roles is revoked in the same commit. Otherwise a user manager could mint a
+ * token for a user without roles and gain whatever that user is given later (the privilege ceiling
+ * held at issuance, not after). A token the user issued itself, or the system issued, stays.
+ */
+export async function revokeTokensBeyondIssuer(deps: Deps, userId: string, resourceOwner: string, roles: readonly string[], where: Omit<Membership, "roles">): Promise<{ writes: RowWrite[]; events: NewEvent[] }> {
+  const change: { writes: RowWrite[]; events: NewEvent[] } = { writes: [], events: [] };
+  if (roles.length === 0) return change;
+  const issuedByOthers = (await deps.store.listTokensOfUser(userId)).filter((token) => token.issuerUserId !== null && token.issuerUserId !== userId);
+  const coversRoles = new Map<string, boolean>();
+  for (const token of issuedByOthers) {
+    const issuerId = token.issuerUserId as string;
+    if (!coversRoles.has(issuerId)) {
+      const memberships = (await deps.store.listMembershipsOfUser(issuerId)).map(membershipOf);
+      const issuer = { userId: issuerId, orgId: "", instanceId: "", tokenId: "", memberships };
+      coversRoles.set(issuerId, missingForRoles(issuer, roles, where) === undefined);
+    }
+    if (coversRoles.get(issuerId)) continue;
+    change.writes.push({ kind: "token.delete", id: token.id });
+    change.events.push({
+      aggregateType: "user",
+      aggregateId: userId,
+      type: EventType.personalAccessTokenRemoved,
+      payload: { tokenId: token.id, reason: "issuer_below_new_role", issuerUserId: issuerId },
+      resourceOwner,
+    });
+  }
+  return change;
 }

@@ -46,7 +46,7 @@ export async function recoverAdmin(deps: Pick<Deps, "store" | "clock" | "ids">, 
     writes.push({ kind: "membership.insert", row: { id: membershipId, userId: adminUserId, level: "instance", scopeId: instance.id, ownerOrgId: instance.id, projectId: null, roles } });
     events.push({ aggregateType: "member", aggregateId: membershipId, type: EventType.instanceMemberAdded, payload: { userId: adminUserId, roles, level: "instance", scopeId: instance.id }, resourceOwner: instance.id });
   }
-  writes.push({ kind: "token.insert", row: { id: token.tokenId, userId: adminUserId, secretHash: token.secretHash, expiresAt: null, createdAt: at.getTime() } });
+  writes.push({ kind: "token.insert", row: { id: token.tokenId, userId: adminUserId, secretHash: token.secretHash, expiresAt: null, createdAt: at.getTime(), issuerUserId: null } });
   events.push(
     { aggregateType: "user", aggregateId: adminUserId, type: EventType.personalAccessTokenAdded, payload: { tokenId: token.tokenId, expirationDate: null }, resourceOwner: instance.defaultOrgId },
     { aggregateType: "instance", aggregateId: instance.id, type: EventType.adminRecovered, payload: { userId: adminUserId, tokenId: token.tokenId, userCreated: !found }, resourceOwner: instance.id },

@@ -111,15 +111,21 @@ export function requireCoversPrincipal(caller: Principal, targetMemberships: rea
  * scope the role is granted in, so nobody hands out (to itself or an accomplice) more than it has.
  */
 export function requireCanGrantRoles(caller: Principal, roles: readonly string[], where: Omit<Membership, "roles">): void {
+  const missing = missingForRoles(caller, roles, where);
+  if (missing) {
+    throw permissionDenied("role.not_grantable", `granting ${missing.role} needs every permission of it, and ${missing.permission} is missing`, {
+      ...missing,
+      scope: describeScope(scopeOfMembership(where)),
+    });
+  }
+}
+
+/** The first permission of `roles`, with its role, that the principal does not hold where they apply. */
+export function missingForRoles(principal: Principal, roles: readonly string[], where: Omit<Membership, "roles">): { role: string; permission: Permission } | undefined {
   const scope = scopeOfMembership(where);
   for (const role of roles) {
-    const missing = permissionsOf(role).find((permission) => !holds(caller, permission, scope));
-    if (missing) {
-      throw permissionDenied("role.not_grantable", `granting ${role} needs every permission of it, and ${missing} is missing`, {
-        role,
-        permission: missing,
-        scope: describeScope(scope),
-      });
-    }
+    const permission = permissionsOf(role).find((p) => !holds(principal, p, scope));
+    if (permission) return { role, permission };
   }
+  return undefined;
 }

@@ -9,5 +9,6 @@ export async function listPersonalAccessTokens(deps: Deps, caller: Caller, userI
     tokenId: token.id,
     creationDate: new Date(token.createdAt),
     expirationDate: token.expiresAt === null ? undefined : new Date(token.expiresAt),
+    issuerId: token.issuerUserId ?? "",
   }));
 }

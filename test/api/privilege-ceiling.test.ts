@@ -1,5 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
+import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
@@ -112,5 +113,32 @@ describe("the privilege ceiling on email credentials", () => {
     expect(mailed.verificationCode).toBeUndefined();
     const owned = await admin().resendEmailCode({ userId: privilegedHuman, returnCode: true });
     expect(owned.verificationCode).toMatch(/^[A-Z0-9]{6}$/);
+  });
+});
+
+describe("tokens issued below a later role", () => {
+  it("a token a user manager minted for a user without roles is revoked when that user is made an owner; the user's own and the admin's tokens stay", async () => {
+    const bot = await createActor(t.clients, t.server.adminToken, defaultOrg, "ceiling-promoted");
+    const minted = await t.clients.client(UserService, "grpc-h2c", { token: userManager.token }).addPersonalAccessToken({ userId: bot.userId });
+    const own = await t.clients.client(UserService, "grpc-h2c", { token: bot.token }).listPersonalAccessTokens({ userId: bot.userId });
+    const byIssuer = new Map(own.tokens.map((token) => [token.tokenId, token.issuerId]));
+    expect(byIssuer.get(minted.tokenId)).toBe(userManager.userId);
+    expect(byIssuer.get(bot.token.split(".")[1]!)).toBe(adminId);
+
+    // A role the manager holds itself keeps its token.
+    await t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken }).addOrganizationMember({ userId: bot.userId, roles: ["ORG_USER_MANAGER"] });
+    await t.clients.client(UserService, "connect-proto-h2c", { token: minted.token }).listPersonalAccessTokens({ userId: bot.userId });
+
+    // A role beyond the manager revokes it at once: the manager does not become an owner through it.
+    await t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken, orgId: otherOrg }).addOrganizationMember({ userId: bot.userId, roles: ["ORG_OWNER"] });
+    for (const protocol of PROTOCOLS) {
+      expect(await failure(t.clients.client(UserService, protocol, { token: minted.token }).listPersonalAccessTokens({ userId: bot.userId }))).toMatchObject({ code: Code.Unauthenticated });
+    }
+    const after = await admin().listPersonalAccessTokens({ userId: bot.userId });
+    expect(after.tokens.map((token) => token.tokenId)).toEqual([bot.token.split(".")[1]]);
+    const { events } = await t.clients.client(EventService, "connect-json-http1", { token: t.server.adminToken }).listEvents({ aggregateId: bot.userId });
+    expect(events.filter((event) => event.eventType === "user.pat.removed").map((event) => event.payload)).toEqual([
+      { tokenId: minted.tokenId, reason: "issuer_below_new_role", issuerUserId: userManager.userId },
+    ]);
   });
 });

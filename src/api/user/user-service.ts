@@ -76,6 +76,7 @@ export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
           tokenId: token.tokenId,
           creationDate: optionalTimestamp(token.creationDate),
           expirationDate: optionalTimestamp(token.expirationDate),
+          issuerId: token.issuerId,
         })),
       };
     },

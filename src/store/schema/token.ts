@@ -11,6 +11,11 @@ export const personalAccessTokens = sqliteTable("personal_access_tokens", {
   /** Milliseconds since the epoch; null for a token that does not expire. */
   expiresAt: integer("expires_at"),
   createdAt: integer("created_at").notNull(),
+  /**
+   * Who issued the token when it was not the system (bootstrap, recover-admin): a role granted to the
+   * user later revokes tokens whose issuer could not have granted that role (src/commands/add-member.ts).
+   */
+  issuerUserId: text("issuer_user_id"),
 }, (table) => [
   // ListPersonalAccessTokens and the cascade when a user goes.
   index("personal_access_tokens_user").on(table.userId),

@@ -136,7 +136,9 @@ export const InstanceService: GenService<{
    * Errors: invalid_argument (`member.role_invalid` for a role that is not an instance role),
    * failed_precondition (`user.not_found` for an unknown user), already_exists (`member.already_exists`).
    * Privilege ceiling: the caller must itself hold every permission of each role it grants, in this scope
-   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`).
+   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`). The user's
+   * tokens issued by someone who could not grant these roles are revoked in the same write (see
+   * UserService.ListPersonalAccessTokens `issuer_id`).
    *
    * @generated from rpc gatehouse.admin.v1.InstanceService.AddInstanceMember
    */

@@ -214,7 +214,9 @@ export const OrganizationService: GenService<{
    * ORG_OWNER, ORG_OWNER_VIEWER, ORG_USER_MANAGER, ORG_SETTINGS_MANAGER), failed_precondition
    * (`user.not_found`), already_exists (`member.already_exists`).
    * Privilege ceiling: the caller must itself hold every permission of each role it grants, in this scope
-   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`).
+   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`). The user's
+   * tokens issued by someone who could not grant these roles are revoked in the same write (see
+   * UserService.ListPersonalAccessTokens `issuer_id`).
    *
    * @generated from rpc gatehouse.admin.v1.OrganizationService.AddOrganizationMember
    */

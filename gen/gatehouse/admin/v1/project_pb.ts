@@ -675,7 +675,9 @@ export const ProjectService: GenService<{
    * Errors: not_found (`project.not_found`), failed_precondition (`user.not_found`), invalid_argument
    * (`member.role_invalid`), already_exists (`member.already_exists`).
    * Privilege ceiling: the caller must itself hold every permission of each role it grants, in this scope
-   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`).
+   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`). The user's
+   * tokens issued by someone who could not grant these roles are revoked in the same write (see
+   * UserService.ListPersonalAccessTokens `issuer_id`).
    *
    * @generated from rpc gatehouse.admin.v1.ProjectService.AddProjectMember
    */
@@ -719,7 +721,9 @@ export const ProjectService: GenService<{
    * organization), failed_precondition (`user.not_found`), invalid_argument (`member.role_invalid`
    * naming the bad role), already_exists (`member.already_exists`).
    * Privilege ceiling: the caller must itself hold every permission of each role it grants, in this scope
-   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`).
+   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`). The user's
+   * tokens issued by someone who could not grant these roles are revoked in the same write (see
+   * UserService.ListPersonalAccessTokens `issuer_id`).
    *
    * @generated from rpc gatehouse.admin.v1.ProjectService.AddProjectGrantMember
    */

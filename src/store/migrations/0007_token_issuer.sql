@@ -1,0 +1,1 @@
+ALTER TABLE `personal_access_tokens` ADD `issuer_user_id` text;
