@@ -26,6 +26,8 @@ export interface Config {
   http2MaxConcurrentStreams: number;
   /** Server-streaming and bidi calls (Health.Watch, reflection) open at once, server-wide; beyond: resource_exhausted. */
   maxStreamingCalls: number;
+  /** Of those, open at once from one remote address; beyond: resource_exhausted `stream.peer_limit_reached`. */
+  maxStreamingCallsPerPeer: number;
   /** A server-streaming or bidi call ends (status OK) after this long; clients that want more call again. */
   streamMaxLifetimeMs: number;
   /** Browser origins allowed by CORS (e.g. `https://admin.example.com`); empty: none. */
@@ -68,6 +70,12 @@ const settings = {
   idleTimeoutMs: { flag: "idle-timeout-ms", env: "GATEHOUSE_IDLE_TIMEOUT_MS", help: "how long an idle connection stays open", fallback: "30000" },
   http2MaxConcurrentStreams: { flag: "http2-max-concurrent-streams", env: "GATEHOUSE_HTTP2_MAX_CONCURRENT_STREAMS", help: "streams one HTTP/2 connection may have open at once", fallback: "100" },
   maxStreamingCalls: { flag: "max-streaming-calls", env: "GATEHOUSE_MAX_STREAMING_CALLS", help: "streaming calls (Health.Watch, reflection) open at once, server-wide", fallback: "500" },
+  maxStreamingCallsPerPeer: {
+    flag: "max-streaming-calls-per-peer",
+    env: "GATEHOUSE_MAX_STREAMING_CALLS_PER_PEER",
+    help: "streaming calls open at once from one remote address (keep it below --max-streaming-calls)",
+    fallback: "50",
+  },
   streamMaxLifetimeMs: { flag: "stream-max-lifetime-ms", env: "GATEHOUSE_STREAM_MAX_LIFETIME_MS", help: "a streaming call ends after this long", fallback: "600000" },
   corsOrigins: { flag: "cors-origins", env: "GATEHOUSE_CORS_ORIGINS", help: "comma-separated browser origins allowed by CORS", fallback: "" },
   smtpCaFile: { flag: "smtp-ca-file", env: "GATEHOUSE_SMTP_CA_FILE", help: "PEM file of extra CAs trusted for SMTP" },
@@ -147,6 +155,7 @@ export function loadConfig(argv: string[] = process.argv.slice(2), env: NodeJS.P
     idleTimeoutMs: integer(from(settings.idleTimeoutMs), required(settings.idleTimeoutMs), 100, 3_600_000),
     http2MaxConcurrentStreams: integer(from(settings.http2MaxConcurrentStreams), required(settings.http2MaxConcurrentStreams), 1, 10_000),
     maxStreamingCalls: integer(from(settings.maxStreamingCalls), required(settings.maxStreamingCalls), 1, 1_000_000),
+    maxStreamingCallsPerPeer: integer(from(settings.maxStreamingCallsPerPeer), required(settings.maxStreamingCallsPerPeer), 1, 1_000_000),
     streamMaxLifetimeMs: integer(from(settings.streamMaxLifetimeMs), required(settings.streamMaxLifetimeMs), 100, 86_400_000),
     corsOrigins: corsOrigins(from(settings.corsOrigins), read(settings.corsOrigins) ?? ""),
     mail: {

@@ -37,6 +37,7 @@ export interface ServerOptions {
     | "idleTimeoutMs"
     | "http2MaxConcurrentStreams"
     | "maxStreamingCalls"
+    | "maxStreamingCallsPerPeer"
     | "streamMaxLifetimeMs"
     | "tls"
     | "corsOrigins"

@@ -24,9 +24,18 @@ describe("configuration", () => {
     expect(loadConfig(flags, env)).toMatchObject({ idleTimeoutMs: 2000, http2MaxConcurrentStreams: 11, maxStreamingCalls: 21, streamMaxLifetimeMs: 70_000 });
   });
 
+  it("caps streaming calls per remote address below the server-wide cap, settable by env and flag", () => {
+    expect(loadConfig([], {}).maxStreamingCallsPerPeer).toBe(50);
+    expect(loadConfig([], {}).maxStreamingCallsPerPeer).toBeLessThan(loadConfig([], {}).maxStreamingCalls);
+    const env = { GATEHOUSE_MAX_STREAMING_CALLS_PER_PEER: "7" };
+    expect(loadConfig([], env).maxStreamingCallsPerPeer).toBe(7);
+    expect(loadConfig(["--max-streaming-calls-per-peer", "8"], env).maxStreamingCallsPerPeer).toBe(8);
+  });
+
   it.each([
     [[], { GATEHOUSE_HTTP2_MAX_CONCURRENT_STREAMS: "0" }, /GATEHOUSE_HTTP2_MAX_CONCURRENT_STREAMS/],
     [[], { GATEHOUSE_MAX_STREAMING_CALLS: "-1" }, /GATEHOUSE_MAX_STREAMING_CALLS/],
+    [[], { GATEHOUSE_MAX_STREAMING_CALLS_PER_PEER: "0" }, /GATEHOUSE_MAX_STREAMING_CALLS_PER_PEER/],
     [[], { GATEHOUSE_IDLE_TIMEOUT_MS: "soon" }, /GATEHOUSE_IDLE_TIMEOUT_MS/],
     [[], { GATEHOUSE_STREAM_MAX_LIFETIME_MS: "10" }, /GATEHOUSE_STREAM_MAX_LIFETIME_MS/],
     [["--port", "65536"], {}, /--port|GATEHOUSE_PORT/],

@@ -4,6 +4,7 @@ import type { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ServerResponse } from "node:http";
 import { requestIdKey } from "../interceptors/context-keys.js";
 import { type DecodeCheckOptions, withDecodeCheck } from "../transport/decode-check.js";
+import { peerAddressKey, peerAddressOf } from "../transport/peer.js";
 import { errorInfoDetail, fromConnectError, type SpecErrorBody, specError } from "./error-body.js";
 import { jsonNameOf, type RestRoute, restRoutes } from "./http-rules.js";
 
@@ -148,7 +149,7 @@ export function createRestGateway(options: {
         header,
         body: body as JsonObject,
         signal: controller.signal,
-        contextValues: createContextValues().set(requestIdKey, requestId),
+        contextValues: createContextValues().set(requestIdKey, requestId).set(peerAddressKey, peerAddressOf(req.socket)),
       });
       const bytes = await collect(inner.body);
       const headers: Record<string, string> = {};

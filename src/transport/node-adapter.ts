@@ -8,6 +8,7 @@ import { acceptedRequestId } from "../interceptors/request-id.js";
 import { errorInfoDetail, specError, type SpecErrorBody } from "../rest/error-body.js";
 import type { Logger } from "../support/logger.js";
 import { type DecodeCheckOptions, REQUEST_COMPRESSIONS, withDecodeCheck } from "./decode-check.js";
+import { peerAddressKey, peerAddressOf } from "./peer.js";
 
 /** A request handler for both node:http and node:http2 (compatibility API) servers. */
 export type NodeHandler = ReturnType<typeof connectNodeAdapter>;
@@ -92,7 +93,7 @@ export function createNodeAdapter(options: NodeAdapterOptions): NodeHandler {
       res.end(JSON.stringify(body));
       return;
     }
-    const request = universalRequestFromNodeRequest(req, res, undefined, createContextValues().set(requestIdKey, requestId));
+    const request = universalRequestFromNodeRequest(req, res, undefined, createContextValues().set(requestIdKey, requestId).set(peerAddressKey, peerAddressOf(req.socket)));
     handler(request)
       .then((response) => universalResponseToNodeResponse(withErrorBody(response), res))
       .catch((reason: unknown) => {

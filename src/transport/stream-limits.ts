@@ -1,9 +1,12 @@
 import type { Interceptor } from "@connectrpc/connect";
 import { DomainError } from "../domain/errors.js";
+import { peerAddressKey } from "./peer.js";
 
 export interface StreamLimits {
   /** Server-streaming and bidi calls open at once, server-wide. */
   maxStreamingCalls: number;
+  /** Of those, open at once from one remote address: one client cannot take every slot. */
+  maxStreamingCallsPerPeer: number;
   /** After this long a streaming call ends with status OK. */
   streamMaxLifetimeMs: number;
 }
@@ -35,21 +38,31 @@ async function* untilLifetimeOver<T>(messages: AsyncIterable<T>, lifetime: Abort
 
 /**
  * Long-lived calls (Health.Watch, reflection) hold a stream, a socket and a listener each for as
- * long as the client likes, without a token. They are capped server-wide (beyond the cap:
- * resource_exhausted `stream.limit_reached`) and end after a maximum lifetime; clients that want
+ * long as the client likes, without a token. They are capped per remote address (beyond it:
+ * resource_exhausted `stream.peer_limit_reached`), so one client cannot lock everyone else out,
+ * and server-wide (`stream.limit_reached`), and end after a maximum lifetime; clients that want
  * to go on watching call again, as gRPC health clients do.
  */
 export function createStreamLimitInterceptor(limits: StreamLimits): Interceptor {
   let open = 0;
+  const openByPeer = new Map<string, number>();
   return (next) => async (req) => {
     const kind = req.method.methodKind;
     if (kind !== "server_streaming" && kind !== "bidi_streaming") return next(req);
+    const peer = req.contextValues.get(peerAddressKey);
+    const peerOpen = openByPeer.get(peer) ?? 0;
+    if (peerOpen >= limits.maxStreamingCallsPerPeer) {
+      throw new DomainError("resource_exhausted", "stream.peer_limit_reached", `at most ${limits.maxStreamingCallsPerPeer} streaming calls may be open at once from one address; try again later`, {
+        limit: String(limits.maxStreamingCallsPerPeer),
+      });
+    }
     if (open >= limits.maxStreamingCalls) {
       throw new DomainError("resource_exhausted", "stream.limit_reached", `at most ${limits.maxStreamingCalls} streaming calls may be open at once; try again later`, {
         limit: String(limits.maxStreamingCalls),
       });
     }
     open++;
+    openByPeer.set(peer, peerOpen + 1);
     const lifetime = new AbortController();
     const timer = setTimeout(() => lifetime.abort(), limits.streamMaxLifetimeMs);
     timer.unref();
@@ -58,6 +71,10 @@ export function createStreamLimitInterceptor(limits: StreamLimits): Interceptor 
       if (released) return;
       released = true;
       open--;
+      const left = (openByPeer.get(peer) ?? 1) - 1;
+      // No entry outlives a peer's last call: the map holds only addresses with calls open.
+      if (left > 0) openByPeer.set(peer, left);
+      else openByPeer.delete(peer);
       clearTimeout(timer);
     };
     // The call's signal fires when the call ends for any reason, also when the client went away
