@@ -41,6 +41,7 @@ async function createApplication(deps: Deps, caller: Caller, input: NewApplicati
         row: {
           id: appId,
           projectId: project.id,
+          state: "active",
           name: input.name,
           nameKey: uniquenessKey(input.name),
           type: settings.type,

@@ -36,7 +36,7 @@ export async function bootstrapInstance(deps: Deps, input: BootstrapInput) {
       { kind: "instance.insert", row: { id: instanceId, name: input.instanceName, defaultOrgId: organizationId } },
       {
         kind: "organization.insert",
-        row: { id: organizationId, instanceId, name: input.organizationName, nameKey: uniquenessKey(input.organizationName) },
+        row: { id: organizationId, instanceId, name: input.organizationName, nameKey: uniquenessKey(input.organizationName), state: "active" },
       },
       {
         kind: "user.insert",

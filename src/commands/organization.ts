@@ -15,7 +15,7 @@ export async function createOrganization(deps: Deps, caller: Caller, input: { na
     writes: [
       {
         kind: "organization.insert",
-        row: { id: organizationId, instanceId: caller.principal.instanceId, name: input.name, nameKey: uniquenessKey(input.name) },
+        row: { id: organizationId, instanceId: caller.principal.instanceId, name: input.name, nameKey: uniquenessKey(input.name), state: "active" },
       },
     ],
     events: [

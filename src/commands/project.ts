@@ -17,7 +17,7 @@ export async function createProject(deps: Deps, caller: Caller, input: { name: s
     writes: [
       {
         kind: "project.insert",
-        row: { id: projectId, instanceId: caller.principal.instanceId, orgId: organization.id, name: input.name, nameKey: uniquenessKey(input.name) },
+        row: { id: projectId, instanceId: caller.principal.instanceId, orgId: organization.id, name: input.name, nameKey: uniquenessKey(input.name), state: "active" },
       },
     ],
     events: [{ aggregateType: "project", aggregateId: projectId, type: EventType.projectAdded, payload: { name: input.name }, resourceOwner: organization.id }],

@@ -51,7 +51,7 @@ describe("VerifyEmail with interleaving requests", () => {
       at,
       writes: [
         { kind: "instance.insert", row: { id: "i1", name: "I", defaultOrgId: "o1" } },
-        { kind: "organization.insert", row: { id: "o1", instanceId: "i1", name: "O", nameKey: "o" } },
+        { kind: "organization.insert", row: { id: "o1", instanceId: "i1", name: "O", nameKey: "o", state: "active" } },
         { kind: "user.insert", row: { id: "u1", instanceId: "i1", orgId: "o1", type: "human", state: "initial", userName: "u", userNameKey: "u", email: "u@example.com", emailVerified: false } },
         code.write,
       ],

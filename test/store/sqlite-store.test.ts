@@ -25,7 +25,7 @@ const base = (writes: Commit["writes"], events: Commit["events"]): Commit => ({ 
 const instance = base(
   [
     { kind: "instance.insert", row: { id: "i1", name: "I", defaultOrgId: "o1" } },
-    { kind: "organization.insert", row: { id: "o1", instanceId: "i1", name: "O", nameKey: "o" } },
+    { kind: "organization.insert", row: { id: "o1", instanceId: "i1", name: "O", nameKey: "o", state: "active" } },
   ],
   [{ aggregateType: "instance", aggregateId: "i1", type: "instance.added", payload: {}, resourceOwner: "i1" }],
 );

@@ -35,6 +35,8 @@ export const applications = sqliteTable(
     name: text("name").notNull(),
     /** Lower-cased name: unique per project, case-insensitively. */
     nameKey: text("name_key").notNull(),
+    /** Deactivated applications keep their settings; reactivation restores them. */
+    state: text("state", { enum: ["active", "inactive"] }).notNull().default("active"),
     type: text("type", { enum: ["oidc", "api", "saml"] }).notNull(),
     /** OAuth client id (OIDC and API applications). */
     clientId: text("client_id"),

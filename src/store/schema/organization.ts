@@ -11,6 +11,8 @@ export const organizations = sqliteTable(
     name: text("name").notNull(),
     /** Lower-cased name: uniqueness is case-insensitive and enforced by the index, not by a read. */
     nameKey: text("name_key").notNull(),
+    /** An inactive organization's users cannot call; only instance roles may select it. */
+    state: text("state", { enum: ["active", "inactive"] }).notNull().default("active"),
   },
   (table) => [uniqueIndex("organizations_name_key").on(table.instanceId, table.nameKey)],
 );

@@ -12,6 +12,8 @@ export const projects = sqliteTable(
     name: text("name").notNull(),
     /** Lower-cased name: unique per organization, case-insensitively. */
     nameKey: text("name_key").notNull(),
+    /** Deactivated projects keep their data; reactivation restores them. */
+    state: text("state", { enum: ["active", "inactive"] }).notNull().default("active"),
   },
   (table) => [uniqueIndex("projects_name_key").on(table.orgId, table.nameKey)],
 );
