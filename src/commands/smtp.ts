@@ -51,7 +51,8 @@ export async function createSmtpConfig(deps: Deps, caller: Caller, input: SmtpSe
 
 /**
  * SPEC 4.2: replaces the configuration; active as soon as saved (the worker reads it for every mail).
- * A new host or user drops the stored password. Saving the same settings again changes nothing.
+ * A new host or user, or tls turned off, drops the stored password. Saving the same settings again
+ * changes nothing.
  */
 export async function updateSmtpConfig(deps: Deps, caller: Caller, input: SmtpSettings) {
   requireInstancePermission(caller, "iam.write");

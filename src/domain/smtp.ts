@@ -32,11 +32,12 @@ export function parseSmtpHost(host: string): SmtpEndpoint {
 }
 
 /**
- * Credentials never follow a configuration to another server: a new host or user drops the stored
- * password, which must then be set again for the new endpoint.
+ * Credentials never follow a configuration to another server, nor to a weaker channel: a new host
+ * or user, or turning required TLS off, drops the stored password, which must then be set again.
+ * A password given while TLS was required was given for an encrypted channel only.
  */
 export function dropsPassword(current: SmtpSettings, next: SmtpSettings): boolean {
-  return current.host !== next.host || current.user !== next.user;
+  return current.host !== next.host || current.user !== next.user || (current.tls && !next.tls);
 }
 
 export function sameSettings(a: SmtpSettings, b: SmtpSettings): boolean {

@@ -23,7 +23,7 @@ interface SmtpError extends Error {
 }
 
 /** Which step an SMTPConnection error belongs to. */
-function failedStep(error: SmtpError, settings: SmtpSettings): SmtpTestStep["step"] {
+function failedStep(error: SmtpError): SmtpTestStep["step"] {
   const command = (error.command ?? "").toUpperCase();
   if (error.code === "ETLS" || command === "STARTTLS") return "tls";
   if (error.code === "EAUTH" || command.startsWith("AUTH")) return "auth";
@@ -31,9 +31,21 @@ function failedStep(error: SmtpError, settings: SmtpSettings): SmtpTestStep["ste
   if (command === "RCPT TO") return "rcpt_to";
   if (command === "DATA" || command === "." || error.code === "EMESSAGE") return "data";
   if (command === "EHLO" || command === "HELO") return "ehlo";
-  // A TLS handshake that fails during connect (implicit TLS) is a TLS failure.
-  if (settings.tls && /certificate|ssl|tls|handshake/i.test(error.message)) return "tls";
+  // A TLS handshake that fails (implicit TLS, or a STARTTLS upgrade whose certificate does not
+  // verify, which nodemailer reports as a socket error) is a TLS failure.
+  if (/certificate|ssl|tls|handshake/i.test(error.message)) return "tls";
   return "connect";
+}
+
+/**
+ * What the relay said, or the client's message, with the rule behind a TLS failure the operator did
+ * not ask for: with `tls: false` TLS is still used when offered, and always needed for the password.
+ */
+function failureDetail(error: SmtpError, step: SmtpTestStep["step"], settings: SmtpSettings): string {
+  const said = error.response || error.message;
+  if (step !== "tls" || settings.tls) return said;
+  if (error.response && settings.user) return `${said} (the relay offers no STARTTLS, and the password is only sent over TLS: AUTH was not attempted)`;
+  return `${said} (STARTTLS offered by the relay is used and verified; trust a private CA with GATEHOUSE_SMTP_CA_FILE)`;
 }
 
 /**
@@ -88,13 +100,13 @@ export async function testSmtp(settings: SmtpSettings, password: string | undefi
     return report(true, steps, tlsVersion, password);
   } catch (thrown) {
     const error = thrown as SmtpError;
-    const step = failedStep(error, settings);
+    const step = failedStep(error);
     // Steps before the failed one passed (e.g. a RCPT TO failure means connect through MAIL FROM worked).
     const order: SmtpTestStep["step"][] = ["connect", "ehlo", "tls", "auth", "mail_from", "rcpt_to", "data"];
     for (const earlier of order.slice(0, order.indexOf(step))) {
       if (!reached(earlier) && (earlier !== "tls" || settings.tls) && (earlier !== "auth" || settings.user)) pass(earlier, "accepted");
     }
-    steps.push({ step, ok: false, detail: error.response || error.message });
+    steps.push({ step, ok: false, detail: failureDetail(error, step, settings) });
     return report(false, steps, tlsVersion, password);
   } finally {
     connection.close();

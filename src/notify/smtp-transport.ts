@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import nodemailer from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport/index.js";
 import { parseSmtpHost, type SmtpSettings } from "../domain/smtp.js";
@@ -13,19 +14,25 @@ export interface SmtpClientOptions {
 /**
  * nodemailer options for a configuration. `tls: true` means TLS is REQUIRED: implicit TLS on port
  * 465, STARTTLS everywhere else (a server without STARTTLS fails instead of getting mail in clear).
- * `tls: false` means no TLS at all.
+ * `tls: false` means TLS is not required, but still used: STARTTLS whenever the relay offers it,
+ * with the same certificate verification (a relay whose certificate does not verify fails the
+ * attempt rather than falling back to clear text, which would hand the mail to exactly the
+ * man-in-the-middle the check caught; a private CA is trusted through GATEHOUSE_SMTP_CA_FILE).
+ * The password never goes out in clear: a configuration with a user needs TLS for its AUTH, so
+ * with `tls: false` a relay that offers no STARTTLS fails the attempt before AUTH is sent.
  */
 export function transportOptions(settings: SmtpSettings, password: string | undefined, client: SmtpClientOptions): SMTPTransport.Options {
   const { hostname, port } = parseSmtpHost(settings.host);
   const implicit = settings.tls && port === 465;
+  const sendsCredentials = settings.user !== "";
   return {
     host: hostname,
     port,
     secure: implicit,
-    requireTLS: settings.tls && !implicit,
-    ignoreTLS: !settings.tls,
+    requireTLS: !implicit && (settings.tls || sendsCredentials),
     ...(settings.user ? { auth: { user: settings.user, pass: password ?? "" } } : {}),
-    tls: { servername: hostname, minVersion: "TLSv1.2", ...(client.ca ? { ca: client.ca } : {}) },
+    // SNI takes names only (an IP address there is deprecated in Node); the certificate is still checked against the IP.
+    tls: { ...(isIP(hostname) ? {} : { servername: hostname }), minVersion: "TLSv1.2", ...(client.ca ? { ca: client.ca } : {}) },
     connectionTimeout: client.timeoutMs,
     greetingTimeout: client.timeoutMs,
     socketTimeout: client.timeoutMs,

@@ -6,7 +6,7 @@ import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { Clients } from "../support/clients.js";
 import { startTestServer, TestClock, type TestServer } from "../support/server.js";
-import { echoOfLogin, passwordLeaks, startSmtpServer, type SmtpServerOptions, type TestSmtpServer } from "../support/smtp.js";
+import { echoOfLogin, makeTestCa, passwordLeaks, startSmtpServer, type SmtpServerOptions, type TestSmtpServer } from "../support/smtp.js";
 
 /**
  * A relay that echoes the login exchange (the password plain, base64, inside the AUTH PLAIN blob)
@@ -14,13 +14,15 @@ import { echoOfLogin, passwordLeaks, startSmtpServer, type SmtpServerOptions, ty
  */
 const PASSWORD = "Relay-Pa55word!";
 const USER = "mailer";
+/** The relays offer STARTTLS with a certificate from this CA: the password is only ever sent over TLS. */
+const ca = makeTestCa();
 let server: TestServer;
 let clients: Clients;
 const relays: TestSmtpServer[] = [];
 let n = 0;
 
 beforeAll(async () => {
-  const mail = { smtpTimeoutMs: 2_000, pollMs: 50, maxAttempts: 2, retryBaseMs: 50 };
+  const mail = { smtpCaFile: ca.caFile, smtpTimeoutMs: 2_000, pollMs: 50, maxAttempts: 2, retryBaseMs: 50 };
   server = await startTestServer({ clock: new TestClock(new Date(), true), config: { mail } });
   clients = new Clients(server.url);
 });
@@ -36,7 +38,7 @@ const events = () => clients.client(EventService, "connect-proto-h2c", admin());
 
 /** A relay on which the gatehouse password never passes, and which says so with the echo. */
 async function echoingRelay(options: Partial<SmtpServerOptions> = {}) {
-  const relay = await startSmtpServer({ tls: "none", auth: { user: USER, pass: "what-the-relay-wants" }, rejectAuthWith: echoOfLogin, ...options });
+  const relay = await startSmtpServer({ tls: "starttls", certificate: ca, auth: { user: USER, pass: "what-the-relay-wants" }, rejectAuthWith: echoOfLogin, ...options });
   relays.push(relay);
   return relay;
 }

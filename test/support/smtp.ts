@@ -27,6 +27,8 @@ export interface ReceivedMail {
 export interface TestSmtpServer {
   port: number;
   received: ReceivedMail[];
+  /** Every AUTH the client sent (accepted or not), and whether the session was encrypted when it came. */
+  logins: { method: string; username: string; secure: boolean }[];
   /** Resolves with the first received mail that matches, waiting up to `timeoutMs`. */
   waitFor(match: (mail: ReceivedMail) => boolean, timeoutMs?: number): Promise<ReceivedMail>;
   close(): Promise<void>;
@@ -59,6 +61,7 @@ export interface SmtpServerOptions {
 /** A real SMTP server (the smtp-server package) on 127.0.0.1 that records what it accepts. */
 export async function startSmtpServer(options: SmtpServerOptions): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
+  const logins: TestSmtpServer["logins"] = [];
   const attempts = new Map<string, SmtpAuthAttempt>();
   const server = new SMTPServer({
     secure: options.tls === "implicit",
@@ -71,6 +74,7 @@ export async function startSmtpServer(options: SmtpServerOptions): Promise<TestS
     onAuth(auth, session, callback) {
       const attempt = { method: auth.method, username: auth.username ?? "", password: auth.password ?? "" };
       attempts.set(session.id, attempt);
+      logins.push({ method: attempt.method, username: attempt.username, secure: session.secure });
       if (options.auth && attempt.username === options.auth.user && attempt.password === options.auth.pass) callback(null, { user: attempt.username });
       else callback(Object.assign(new Error(options.rejectAuthWith?.(attempt) ?? "Invalid username or password"), { responseCode: 535 }));
     },
@@ -102,6 +106,7 @@ export async function startSmtpServer(options: SmtpServerOptions): Promise<TestS
   return {
     port,
     received,
+    logins,
     async waitFor(match, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
