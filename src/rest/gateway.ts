@@ -4,6 +4,7 @@ import type { connectNodeAdapter } from "@connectrpc/connect-node";
 import type { ServerResponse } from "node:http";
 import { requestIdKey } from "../interceptors/context-keys.js";
 import { type DecodeCheckOptions, withDecodeCheck } from "../transport/decode-check.js";
+import { duplicateKeyPath } from "../transport/json-duplicate-keys.js";
 import { peerAddressKey, peerAddressOf } from "../transport/peer.js";
 import { errorInfoDetail, fromConnectError, type SpecErrorBody, specError } from "./error-body.js";
 import { jsonNameOf, type RestRoute, restRoutes } from "./http-rules.js";
@@ -47,6 +48,16 @@ async function readJsonObject(req: Request, maxBytes: number): Promise<Record<st
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new RestInputError(specError(Code.InvalidArgument, "the body must be a JSON object", [errorInfoDetail("request.malformed")]));
+  }
+  // JSON.parse keeps the last of two equal keys; a body that says two things is refused, as on the RPC path.
+  const duplicate = duplicateKeyPath(text);
+  if (duplicate !== undefined) {
+    throw new RestInputError(
+      specError(Code.InvalidArgument, `duplicate key ${JSON.stringify(duplicate)} in the request`, [
+        errorInfoDetail("request.duplicate_key", { key: duplicate }),
+        { "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ field: duplicate, description: "appears more than once in its object", reason: "json.duplicate_key" }] },
+      ]),
+    );
   }
   return value as Record<string, unknown>;
 }

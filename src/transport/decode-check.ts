@@ -15,6 +15,7 @@ import { parseContentType as parseConnectContentType, parseTimeout as parseConne
 import { parseContentType as parseGrpcContentType, parseTimeout as parseGrpcTimeout } from "@connectrpc/connect/protocol-grpc";
 import { parseContentType as parseGrpcWebContentType } from "@connectrpc/connect/protocol-grpc-web";
 import { DomainError, invalidArgument } from "../domain/errors.js";
+import { duplicateKeyPath } from "./json-duplicate-keys.js";
 import { jsonProblems } from "./json-problems.js";
 
 /** The request encodings the server accepts (connect-node's defaults). */
@@ -77,6 +78,15 @@ function checkedSafely(check: () => void): void {
   }
 }
 
+/** Throws invalid_argument `request.duplicate_key` naming the first key an object of `text` has twice. */
+export function rejectDuplicateKeys(text: string): void {
+  const path = duplicateKeyPath(text);
+  if (path === undefined) return;
+  throw invalidArgument("request.duplicate_key", `duplicate key ${JSON.stringify(path)} in the request`, [{ field: path, description: "appears more than once in its object", rule: "json.duplicate_key" }], {
+    key: path,
+  });
+}
+
 /** Throws invalid_argument `request.malformed` unless `json` (parsed by the REST gateway) is one message of `desc`. */
 export function checkJsonMessage(desc: DescMessage, json: JsonValue): void {
   checkedSafely(() => checkJson(desc, json));
@@ -101,6 +111,7 @@ export function checkMessage(desc: DescMessage, bytes: Uint8Array, binary: boole
     } catch {
       throw malformed("the request is not valid UTF-8 JSON");
     }
+    rejectDuplicateKeys(text);
     checkJson(desc, json);
   });
 }
