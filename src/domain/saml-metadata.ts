@@ -22,6 +22,14 @@ export const SAML_METADATA_LIMITS = {
   maxReferences: 10_000,
 } as const;
 
+/** What may follow an attribute's closing quote in a start tag: white space, `/>` or `>`. */
+const ATTRIBUTE_VALUE_FOLLOWER = /[\s/>]/;
+/**
+ * A character that can continue a name. `xmlns` after anything else starts an attribute name (or
+ * the element's own name, an overcount that only errs on the safe side), so it is counted.
+ */
+const NAME_CHARACTER = /[\p{L}\p{N}._:\-\u00B7\u0300-\u036F\u203F-\u2040]/u;
+
 function invalid(description: string): never {
   throw invalidArgument(REASON, `metadata_xml ${description}`, [{ field: "metadata_xml", description, rule: REASON }]);
 }
@@ -45,9 +53,11 @@ function codePointCount(text: string): number {
 
 /**
  * Two passes over the text counting references, start tags, nesting depth, attributes and
- * namespace declarations, refusing as soon as a limit is passed. It is deliberately conservative (it does not check well-formedness; the parser
- * does), but it never undercounts: every `<name` outside comments, CDATA and processing
- * instructions is an element and every `=` inside a tag outside quotes an attribute.
+ * namespace declarations, refusing as soon as a limit is passed. It is deliberately conservative
+ * (apart from attribute separation it leaves well-formedness to the parser), but it never
+ * undercounts: every `<name` outside comments, CDATA and processing instructions is an element,
+ * every `=` inside a tag outside quotes an attribute, and every `xmlns` that starts a name a
+ * namespace declaration.
  */
 function checkBounds(xml: string): void {
   const limits = SAML_METADATA_LIMITS;
@@ -77,9 +87,14 @@ function checkBounds(xml: string): void {
       for (; j < xml.length; j++) {
         const c = xml[j];
         if (quote) {
-          if (c === quote) quote = "";
+          if (c === quote) {
+            quote = "";
+            // XML requires white space between attributes. xmldom only warns and reads on, so
+            // `a="1"xmlns:n="…"` would be a declaration no count below saw: refuse it here.
+            if (!ATTRIBUTE_VALUE_FOLLOWER.test(xml[j + 1] ?? ">")) invalid("is not well-formed XML: attributes must be separated by white space");
+          }
         } else if (c === '"' || c === "'") quote = c;
-        else if (c === "x" && /\s/.test(xml[j - 1]!) && xml.startsWith("xmlns", j)) {
+        else if (c === "x" && !NAME_CHARACTER.test(xml[j - 1]!) && xml.startsWith("xmlns", j)) {
           if (++namespaces > limits.maxNamespaceDeclarations) invalid(`must have at most ${limits.maxNamespaceDeclarations} namespace declarations`);
         } else if (c === "=") {
           if (++attributes > limits.maxAttributes) invalid(`must have at most ${limits.maxAttributes} attributes`);

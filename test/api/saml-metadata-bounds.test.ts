@@ -29,6 +29,8 @@ const hostile: Record<string, string> = {
   "an element bomb": wrap("<b/>".repeat(SAML_METADATA_LIMITS.maxElements + 1)),
   "an attribute bomb": wrap(`<b ${Array.from({ length: SAML_METADATA_LIMITS.maxAttributes + 1 }, (_, i) => `a${i}="1"`).join(" ")}/>`),
   "a namespace bomb": wrap(`<b ${Array.from({ length: 100 }, (_, i) => `xmlns:p${i}="urn:p${i}"`).join(" ")}/>`),
+  // Declarations glued to the previous attribute's closing quote once escaped the namespace count.
+  "a glued namespace bomb": wrap(`<b ${Array.from({ length: 4_990 }, (_, i) => `a${i}="1"xmlns:n${i}="urn:${i}"`).join("")}>${"<md:X/>".repeat(4_990)}</b>`),
   "a reference bomb": wrap("&amp;".repeat(SAML_METADATA_LIMITS.maxReferences + 1)),
   "unclosed tags within the bounds": wrap("<UnclosedSecretTag>".repeat(20)).replace(/<\/md:EntityDescriptor>$/, ""),
 };

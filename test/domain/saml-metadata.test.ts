@@ -11,6 +11,13 @@ const withChildren = (count: number) => open + "<b/>".repeat(count - 1) + close;
 const withAttributes = (count: number) => open + `<b ${Array.from({ length: count - 2 }, (_, i) => `a${i}='1'`).join(" ")}/>` + close;
 const withNamespaces = (count: number) => open + `<b\n${Array.from({ length: count - 1 }, (_, i) => `xmlns:p${i}="urn:${i}"`).join("\t")}/>` + close;
 const withReferences = (count: number) => open + "&#65;".repeat(count) + close;
+/**
+ * The reported bypass: declarations glued to the previous attribute's closing quote (no white space,
+ * which xmldom only warns about), each copied into every child below: about 186 KB that cost
+ * ~210 ms of parsing while every other bound held.
+ */
+const gluedNamespaces = (count: number) =>
+  open + `<b ${Array.from({ length: count }, (_, i) => `a${i}="1"xmlns:n${i}="urn:${i}"`).join("")}>` + "<md:X/>".repeat(count) + "</b>" + close;
 
 function refusal(xml: string): string {
   try {
@@ -49,6 +56,18 @@ describe("SAML metadata bounds", () => {
     const hidden = "<b/>".repeat(LIMITS.maxElements);
     const xml = `<?xml version="1.0"?><?pi ${hidden}?><!-- ${hidden} -->${open}<![CDATA[${hidden}]]><b v="a>b" w='c=d'/>${close}`;
     expect(parseSamlEntityId(xml)).toBe("urn:sp");
+  });
+
+  it("refuses namespace declarations glued to the previous attribute, however few", () => {
+    const bypass = gluedNamespaces(4_990);
+    expect(bypass.length).toBeGreaterThan(180_000);
+    expect(refusal(bypass)).toMatch(/attributes must be separated by white space/);
+    expect(refusal(gluedNamespaces(1))).toMatch(/attributes must be separated by white space/);
+    expect(refusal(`${open}<b a='1'b='2'/>${close}`)).toMatch(/white space/);
+  });
+
+  it("still accepts attributes separated by any white space, with spaces around = and before /> or >", () => {
+    expect(parseSamlEntityId(`${open}<b a = "1"\txmlns:p="urn:p"\r\nc='2'/><c d="1"></c>${close}`)).toBe("urn:sp");
   });
 
   it.each([
