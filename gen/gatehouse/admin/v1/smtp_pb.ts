@@ -35,7 +35,11 @@ export type CreateSmtpConfigRequest = Message<"gatehouse.admin.v1.CreateSmtpConf
   senderName: string;
 
   /**
-   * When true TLS is required: implicit TLS on port 465, STARTTLS otherwise. When false, no TLS.
+   * When true TLS is required: implicit TLS on port 465, STARTTLS otherwise. When false TLS is not
+   * required, but STARTTLS is still used (with the same certificate verification) whenever the server
+   * offers it; a certificate that does not verify fails the attempt. The password is only ever sent
+   * over TLS: with a user and no STARTTLS, the attempt fails before AUTH. Turning tls from true to
+   * false drops the stored password.
    *
    * @generated from field: bool tls = 3;
    */
@@ -142,7 +146,8 @@ export type SmtpConfig = Message<"gatehouse.admin.v1.SmtpConfig"> & {
   senderName: string;
 
   /**
-   * Whether TLS is required (implicit on port 465, STARTTLS otherwise).
+   * Whether TLS is required (implicit on port 465, STARTTLS otherwise); when false, STARTTLS is still
+   * used if offered.
    *
    * @generated from field: bool tls = 3;
    */
@@ -203,7 +208,11 @@ export type UpdateSmtpConfigRequest = Message<"gatehouse.admin.v1.UpdateSmtpConf
   senderName: string;
 
   /**
-   * When true TLS is required: implicit TLS on port 465, STARTTLS otherwise. When false, no TLS.
+   * When true TLS is required: implicit TLS on port 465, STARTTLS otherwise. When false TLS is not
+   * required, but STARTTLS is still used (with the same certificate verification) whenever the server
+   * offers it; a certificate that does not verify fails the attempt. The password is only ever sent
+   * over TLS: with a user and no STARTTLS, the attempt fails before AUTH. Turning tls from true to
+   * false drops the stored password.
    *
    * @generated from field: bool tls = 3;
    */
@@ -243,7 +252,8 @@ export type UpdateSmtpConfigResponse = Message<"gatehouse.admin.v1.UpdateSmtpCon
   details?: Details | undefined;
 
   /**
-   * True when this update dropped the stored password because `host` or `user` changed.
+   * True when this update dropped the stored password because `host` or `user` changed, or `tls`
+   * was turned off.
    *
    * @generated from field: bool password_dropped = 2;
    */
