@@ -10,7 +10,8 @@ import { membershipOf } from "./privilege-ceiling.js";
  * Turns an `Authorization` header into the calling principal, or throws unauthenticated.
  * Missing, malformed, unknown and expired tokens get distinct reasons; none reveals anything a
  * caller without the token could use. A valid token of an inactive or locked user is refused with
- * `user.inactive` / `user.locked`: only its holder learns that.
+ * `user.inactive` / `user.locked`, and one of a user of a deactivated organization with
+ * `organization.inactive`: only its holder learns that.
  */
 export async function authenticate(deps: Deps, authorization: string | null): Promise<Principal> {
   if (!authorization) throw unauthenticated("auth.missing", "send Authorization: Bearer <personal access token>");
@@ -28,7 +29,10 @@ export async function authenticate(deps: Deps, authorization: string | null): Pr
   if (!user) throw unauthenticated("auth.token_invalid", "the token is not valid");
   // Read on every call, so a deactivation or lock refuses the very next call and lifting it restores it.
   requireMaySignIn(user);
-  const memberships = await deps.store.listMembershipsOfUser(user.id);
+  const [organization, memberships] = await Promise.all([deps.store.findOrganizationById(user.orgId), deps.store.listMembershipsOfUser(user.id)]);
+  // Likewise for the user's organization: deactivating it shuts out all its users at once, whatever roles
+  // they hold; nothing is revoked, so reactivating it lets them back in.
+  if (organization?.state === "inactive") throw unauthenticated("organization.inactive", "the user's organization is deactivated");
   return {
     userId: user.id,
     orgId: user.orgId,

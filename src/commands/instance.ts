@@ -2,6 +2,7 @@ import { requireInstancePermission } from "../access/require-instance-permission
 import type { Caller, Deps } from "../context.js";
 import { EventType } from "../events/types.js";
 import { addMember } from "./add-member.js";
+import { removeMember } from "./remove-member.js";
 
 export async function addInstanceMember(deps: Deps, caller: Caller, input: { userId: string; roles: string[] }) {
   requireInstancePermission(caller, "iam.member.write");
@@ -19,4 +20,12 @@ export async function addInstanceMember(deps: Deps, caller: Caller, input: { use
     input.roles,
   );
   return { details };
+}
+
+/** Removes a user's instance roles; the instance always keeps an IAM_OWNER (`member.last_owner`). */
+export async function removeInstanceMember(deps: Deps, caller: Caller, input: { userId: string }) {
+  requireInstancePermission(caller, "iam.member.write");
+  const instanceId = caller.principal.instanceId;
+  const target = { level: "instance" as const, scopeId: instanceId, ownerOrgId: instanceId, eventType: EventType.instanceMemberRemoved, keepLastHolderOf: "IAM_OWNER" };
+  return { details: await removeMember(deps, caller, target, input.userId) };
 }

@@ -6,6 +6,7 @@ import { uniquenessKey } from "../domain/names.js";
 import { detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import { addMember } from "./add-member.js";
+import { removeMember } from "./remove-member.js";
 import { requireInstancePermission } from "../access/require-instance-permission.js";
 
 export async function createOrganization(deps: Deps, caller: Caller, input: { name: string }) {
@@ -41,4 +42,15 @@ export async function addOrganizationMember(deps: Deps, caller: Caller, input: {
     input.roles,
   );
   return { details };
+}
+
+/**
+ * Removes a user's roles in the selected organization. `org.member.write` there is checked on the
+ * selection before the membership is looked up, so strangers learn nothing about who is a member.
+ */
+export async function removeOrganizationMember(deps: Deps, caller: Caller, input: { userId: string }) {
+  const organization = await selectOrganization(deps, caller);
+  authorize(caller.principal, "org.member.write", { orgId: organization.id });
+  const target = { level: "org" as const, scopeId: organization.id, ownerOrgId: organization.id, eventType: EventType.orgMemberRemoved };
+  return { details: await removeMember(deps, caller, target, input.userId) };
 }

@@ -1,10 +1,8 @@
 import { selectProjectGrant } from "../access/select-project.js";
 import type { Caller, Deps } from "../context.js";
-import { notFound } from "../domain/errors.js";
-import { detailsOfChange } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import { addMember } from "./add-member.js";
-import { commitAs } from "./commit-as.js";
+import { removeMember } from "./remove-member.js";
 
 interface GrantMemberInput {
   projectId: string;
@@ -23,21 +21,7 @@ export async function addProjectGrantMember(deps: Deps, caller: Caller, input: G
 }
 
 export async function removeProjectGrantMember(deps: Deps, caller: Caller, input: GrantMemberInput) {
-  const { organization, grant } = await selectProjectGrant(deps, caller, input, "project.grant.member.write");
-  const membership = await deps.store.findMembership(input.userId, "project_grant", grant.id);
-  if (!membership) throw notFound("member.not_found", "the user is not a member of this grant", { userId: input.userId });
-  const span = await deps.store.aggregateSpan("member", membership.id);
-  const events = await commitAs(deps, caller, {
-    writes: [{ kind: "membership.delete", id: membership.id }],
-    events: [
-      {
-        aggregateType: "member",
-        aggregateId: membership.id,
-        type: EventType.projectGrantMemberRemoved,
-        payload: { userId: input.userId, level: "project_grant", scopeId: grant.id },
-        resourceOwner: organization.id,
-      },
-    ],
-  });
-  return { details: detailsOfChange(events, span?.first) };
+  const { organization, project, grant } = await selectProjectGrant(deps, caller, input, "project.grant.member.write");
+  const target = { level: "project_grant" as const, scopeId: grant.id, ownerOrgId: organization.id, projectId: project.id, eventType: EventType.projectGrantMemberRemoved };
+  return { details: await removeMember(deps, caller, target, input.userId) };
 }

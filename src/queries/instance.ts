@@ -1,10 +1,17 @@
 import type { Caller, Deps } from "../context.js";
 import { requireInstancePermission } from "../access/require-instance-permission.js";
 import { readDetails } from "./details.js";
+import { listMembersOfScope } from "./organization.js";
 
 export async function getInstance(deps: Deps, caller: Caller) {
   requireInstancePermission(caller, "iam.read");
   const instance = await deps.store.getInstance();
   if (!instance) throw new Error("instance missing after bootstrap");
   return { instance, details: await readDetails(deps.store, "instance", instance.id) };
+}
+
+/** The users holding instance roles, in the order they were added. */
+export async function listInstanceMembers(deps: Deps, caller: Caller, input: { pageSize: number; pageToken: string }) {
+  requireInstancePermission(caller, "iam.read");
+  return listMembersOfScope(deps, "instance", caller.principal.instanceId, input);
 }

@@ -1,10 +1,11 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { InstanceService } from "../../../gen/gatehouse/admin/v1/instance_pb.js";
-import { addInstanceMember } from "../../commands/instance.js";
+import { addInstanceMember, removeInstanceMember } from "../../commands/instance.js";
 import type { Deps } from "../../context.js";
-import { getInstance } from "../../queries/instance.js";
+import { getInstance, listInstanceMembers } from "../../queries/instance.js";
 import { callerOf } from "../caller.js";
 import { toDetailsMessage } from "../convert.js";
+import { toMemberPage } from "../organization/convert.js";
 
 export function createInstanceService(deps: Deps): Partial<ServiceImpl<typeof InstanceService>> {
   return {
@@ -14,6 +15,13 @@ export function createInstanceService(deps: Deps): Partial<ServiceImpl<typeof In
     },
     async addInstanceMember(request, context) {
       const { details } = await addInstanceMember(deps, callerOf(context), { userId: request.userId, roles: request.roles });
+      return { details: toDetailsMessage(details) };
+    },
+    async listInstanceMembers(request, context) {
+      return toMemberPage(await listInstanceMembers(deps, callerOf(context), { pageSize: request.pageSize, pageToken: request.pageToken }));
+    },
+    async removeInstanceMember(request, context) {
+      const { details } = await removeInstanceMember(deps, callerOf(context), { userId: request.userId });
       return { details: toDetailsMessage(details) };
     },
   };

@@ -1,10 +1,12 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { OrganizationService } from "../../../gen/gatehouse/admin/v1/organization_pb.js";
-import { addOrganizationMember, createOrganization } from "../../commands/organization.js";
+import { addOrganizationMember, createOrganization, removeOrganizationMember } from "../../commands/organization.js";
+import { changeOrganizationState } from "../../commands/organization-state.js";
 import type { Deps } from "../../context.js";
-import { getOrganization } from "../../queries/organization.js";
+import { getOrganization, listOrganizationMembers, listOrganizations } from "../../queries/organization.js";
 import { callerOf } from "../caller.js";
 import { toDetailsMessage } from "../convert.js";
+import { fromOrganizationState, toMemberPage, toOrganizationMessage } from "./convert.js";
 
 export function createOrganizationService(deps: Deps): Partial<ServiceImpl<typeof OrganizationService>> {
   return {
@@ -14,10 +16,34 @@ export function createOrganizationService(deps: Deps): Partial<ServiceImpl<typeo
     },
     async getOrganization(request, context) {
       const { organization, details } = await getOrganization(deps, callerOf(context), request.organizationId);
-      return { organization: { organizationId: organization.id, name: organization.name, details: toDetailsMessage(details) } };
+      return { organization: toOrganizationMessage(organization, details) };
     },
     async addOrganizationMember(request, context) {
       const { details } = await addOrganizationMember(deps, callerOf(context), { userId: request.userId, roles: request.roles });
+      return { details: toDetailsMessage(details) };
+    },
+    async listOrganizations(request, context) {
+      const state = fromOrganizationState(request.state);
+      const input = { pageSize: request.pageSize, pageToken: request.pageToken, name: request.name, ...(state ? { state } : {}) };
+      const page = await listOrganizations(deps, callerOf(context), input);
+      return {
+        details: { totalResult: BigInt(page.total), nextPageToken: page.nextPageToken },
+        organizations: page.organizations.map(({ organization, details }) => toOrganizationMessage(organization, details)),
+      };
+    },
+    async listOrganizationMembers(request, context) {
+      return toMemberPage(await listOrganizationMembers(deps, callerOf(context), { pageSize: request.pageSize, pageToken: request.pageToken }));
+    },
+    async removeOrganizationMember(request, context) {
+      const { details } = await removeOrganizationMember(deps, callerOf(context), { userId: request.userId });
+      return { details: toDetailsMessage(details) };
+    },
+    async deactivateOrganization(request, context) {
+      const { details } = await changeOrganizationState(deps, callerOf(context), request.organizationId, "deactivate");
+      return { details: toDetailsMessage(details) };
+    },
+    async reactivateOrganization(request, context) {
+      const { details } = await changeOrganizationState(deps, callerOf(context), request.organizationId, "reactivate");
       return { details: toDetailsMessage(details) };
     },
   };

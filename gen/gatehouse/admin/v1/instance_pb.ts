@@ -5,15 +5,17 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
-import type { Details } from "./details_pb.js";
+import type { Details, ListDetails } from "./details_pb.js";
 import { file_gatehouse_admin_v1_details } from "./details_pb.js";
+import type { Member } from "./project_pb.js";
+import { file_gatehouse_admin_v1_project } from "./project_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file gatehouse/admin/v1/instance.proto.
  */
 export const file_gatehouse_admin_v1_instance: GenFile = /*@__PURE__*/
-  fileDesc("CiFnYXRlaG91c2UvYWRtaW4vdjEvaW5zdGFuY2UucHJvdG8SEmdhdGVob3VzZS5hZG1pbi52MSIUChJHZXRJbnN0YW5jZVJlcXVlc3QihwEKE0dldEluc3RhbmNlUmVzcG9uc2USEwoLaW5zdGFuY2VfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIfChdkZWZhdWx0X29yZ2FuaXphdGlvbl9pZBgDIAEoCRIsCgdkZXRhaWxzGAQgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiWwoYQWRkSW5zdGFuY2VNZW1iZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESIgoFcm9sZXMYAiADKAlCE7pIEJIBDQgBEAoiB3IFEAEYyAEiSQoZQWRkSW5zdGFuY2VNZW1iZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMy4wEKD0luc3RhbmNlU2VydmljZRJeCgtHZXRJbnN0YW5jZRImLmdhdGVob3VzZS5hZG1pbi52MS5HZXRJbnN0YW5jZVJlcXVlc3QaJy5nYXRlaG91c2UuYWRtaW4udjEuR2V0SW5zdGFuY2VSZXNwb25zZRJwChFBZGRJbnN0YW5jZU1lbWJlchIsLmdhdGVob3VzZS5hZG1pbi52MS5BZGRJbnN0YW5jZU1lbWJlclJlcXVlc3QaLS5nYXRlaG91c2UuYWRtaW4udjEuQWRkSW5zdGFuY2VNZW1iZXJSZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_gatehouse_admin_v1_details]);
+  fileDesc("CiFnYXRlaG91c2UvYWRtaW4vdjEvaW5zdGFuY2UucHJvdG8SEmdhdGVob3VzZS5hZG1pbi52MSIUChJHZXRJbnN0YW5jZVJlcXVlc3QihwEKE0dldEluc3RhbmNlUmVzcG9uc2USEwoLaW5zdGFuY2VfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIfChdkZWZhdWx0X29yZ2FuaXphdGlvbl9pZBgDIAEoCRIsCgdkZXRhaWxzGAQgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiWwoYQWRkSW5zdGFuY2VNZW1iZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESIgoFcm9sZXMYAiADKAlCE7pIEJIBDQgBEAoiB3IFEAEYyAEiSQoZQWRkSW5zdGFuY2VNZW1iZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiVwoaTGlzdEluc3RhbmNlTWVtYmVyc1JlcXVlc3QSGwoJcGFnZV9zaXplGAEgASgNQgi6SAUqAxjoBxIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxjIASJ8ChtMaXN0SW5zdGFuY2VNZW1iZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxIrCgdtZW1iZXJzGAIgAygLMhouZ2F0ZWhvdXNlLmFkbWluLnYxLk1lbWJlciI6ChtSZW1vdmVJbnN0YW5jZU1lbWJlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIASJMChxSZW1vdmVJbnN0YW5jZU1lbWJlclJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlsczLWAwoPSW5zdGFuY2VTZXJ2aWNlEl4KC0dldEluc3RhbmNlEiYuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldEluc3RhbmNlUmVxdWVzdBonLmdhdGVob3VzZS5hZG1pbi52MS5HZXRJbnN0YW5jZVJlc3BvbnNlEnAKEUFkZEluc3RhbmNlTWVtYmVyEiwuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZEluc3RhbmNlTWVtYmVyUmVxdWVzdBotLmdhdGVob3VzZS5hZG1pbi52MS5BZGRJbnN0YW5jZU1lbWJlclJlc3BvbnNlEnYKE0xpc3RJbnN0YW5jZU1lbWJlcnMSLi5nYXRlaG91c2UuYWRtaW4udjEuTGlzdEluc3RhbmNlTWVtYmVyc1JlcXVlc3QaLy5nYXRlaG91c2UuYWRtaW4udjEuTGlzdEluc3RhbmNlTWVtYmVyc1Jlc3BvbnNlEnkKFFJlbW92ZUluc3RhbmNlTWVtYmVyEi8uZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZUluc3RhbmNlTWVtYmVyUmVxdWVzdBowLmdhdGVob3VzZS5hZG1pbi52MS5SZW1vdmVJbnN0YW5jZU1lbWJlclJlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_gatehouse_admin_v1_project]);
 
 /**
  * @generated from message gatehouse.admin.v1.GetInstanceRequest
@@ -114,6 +116,97 @@ export const AddInstanceMemberResponseSchema: GenMessage<AddInstanceMemberRespon
   messageDesc(file_gatehouse_admin_v1_instance, 3);
 
 /**
+ * @generated from message gatehouse.admin.v1.ListInstanceMembersRequest
+ */
+export type ListInstanceMembersRequest = Message<"gatehouse.admin.v1.ListInstanceMembersRequest"> & {
+  /**
+   * Maximum number of members returned; 1 to 1000, default 100.
+   *
+   * @generated from field: uint32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListInstanceMembersRequest.
+ * Use `create(ListInstanceMembersRequestSchema)` to create a new message.
+ */
+export const ListInstanceMembersRequestSchema: GenMessage<ListInstanceMembersRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_instance, 4);
+
+/**
+ * @generated from message gatehouse.admin.v1.ListInstanceMembersResponse
+ */
+export type ListInstanceMembersResponse = Message<"gatehouse.admin.v1.ListInstanceMembersResponse"> & {
+  /**
+   * Total count and the token of the next page.
+   *
+   * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * Members of this page with their instance roles, in the order they were added; resource owner of
+   * each is the instance id.
+   *
+   * @generated from field: repeated gatehouse.admin.v1.Member members = 2;
+   */
+  members: Member[];
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListInstanceMembersResponse.
+ * Use `create(ListInstanceMembersResponseSchema)` to create a new message.
+ */
+export const ListInstanceMembersResponseSchema: GenMessage<ListInstanceMembersResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_instance, 5);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveInstanceMemberRequest
+ */
+export type RemoveInstanceMemberRequest = Message<"gatehouse.admin.v1.RemoveInstanceMemberRequest"> & {
+  /**
+   * Id of the member to remove.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveInstanceMemberRequest.
+ * Use `create(RemoveInstanceMemberRequestSchema)` to create a new message.
+ */
+export const RemoveInstanceMemberRequestSchema: GenMessage<RemoveInstanceMemberRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_instance, 6);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveInstanceMemberResponse
+ */
+export type RemoveInstanceMemberResponse = Message<"gatehouse.admin.v1.RemoveInstanceMemberResponse"> & {
+  /**
+   * Sequence and dates of the membership's removal event; resource owner is the instance id.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveInstanceMemberResponse.
+ * Use `create(RemoveInstanceMemberResponseSchema)` to create a new message.
+ */
+export const RemoveInstanceMemberResponseSchema: GenMessage<RemoveInstanceMemberResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_instance, 7);
+
+/**
  * The Gatehouse instance: the top-level tenant that holds every organization, and its administrators.
  * Every call needs `Authorization: Bearer <personal access token>`.
  *
@@ -146,6 +239,34 @@ export const InstanceService: GenService<{
     methodKind: "unary";
     input: typeof AddInstanceMemberRequestSchema;
     output: typeof AddInstanceMemberResponseSchema;
+  },
+  /**
+   * Lists the instance members (users with instance roles), paged, in the order they were added.
+   * Needs `iam.read` (IAM_OWNER, IAM_OWNER_VIEWER).
+   * Errors: invalid_argument (`page_token.invalid`).
+   *
+   * @generated from rpc gatehouse.admin.v1.InstanceService.ListInstanceMembers
+   */
+  listInstanceMembers: {
+    methodKind: "unary";
+    input: typeof ListInstanceMembersRequestSchema;
+    output: typeof ListInstanceMembersResponseSchema;
+  },
+  /**
+   * Removes a user's instance membership (all its instance roles). Needs `iam.member.write` (IAM_OWNER).
+   * Effective at once: the user's next call no longer has these roles; its tokens stay valid.
+   * The instance always keeps an IAM_OWNER: removing the last one is failed_precondition
+   * `member.last_owner` (also when two owners are removed concurrently: one of the two is refused).
+   * Privilege ceiling: the caller may only take away roles it could grant (permission_denied
+   * `role.not_grantable`).
+   * Errors: not_found (`member.not_found`, also when removed already).
+   *
+   * @generated from rpc gatehouse.admin.v1.InstanceService.RemoveInstanceMember
+   */
+  removeInstanceMember: {
+    methodKind: "unary";
+    input: typeof RemoveInstanceMemberRequestSchema;
+    output: typeof RemoveInstanceMemberResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gatehouse_admin_v1_instance, 0);

@@ -2,18 +2,20 @@
 // @generated from file gatehouse/admin/v1/organization.proto (package gatehouse.admin.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
-import type { Details } from "./details_pb.js";
+import type { Details, ListDetails } from "./details_pb.js";
 import { file_gatehouse_admin_v1_details } from "./details_pb.js";
+import type { Member } from "./project_pb.js";
+import { file_gatehouse_admin_v1_project } from "./project_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file gatehouse/admin/v1/organization.proto.
  */
 export const file_gatehouse_admin_v1_organization: GenFile = /*@__PURE__*/
-  fileDesc("CiVnYXRlaG91c2UvYWRtaW4vdjEvb3JnYW5pemF0aW9uLnByb3RvEhJnYXRlaG91c2UuYWRtaW4udjEiNQoZQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBIYCgRuYW1lGAEgASgJQgq6SAdyBRABGMgBImMKGkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiPQoWR2V0T3JnYW5pemF0aW9uUmVxdWVzdBIjCg9vcmdhbml6YXRpb25faWQYASABKAlCCrpIB3IFEAEYyAEiUQoXR2V0T3JnYW5pemF0aW9uUmVzcG9uc2USNgoMb3JnYW5pemF0aW9uGAEgASgLMiAuZ2F0ZWhvdXNlLmFkbWluLnYxLk9yZ2FuaXphdGlvbiJjCgxPcmdhbml6YXRpb24SFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSLAoHZGV0YWlscxgDIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIl8KHEFkZE9yZ2FuaXphdGlvbk1lbWJlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIiCgVyb2xlcxgCIAMoCUITukgQkgENCAEQCiIHcgUQARjIASJNCh1BZGRPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMy9AIKE09yZ2FuaXphdGlvblNlcnZpY2UScwoSQ3JlYXRlT3JnYW5pemF0aW9uEi0uZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QaLi5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USagoPR2V0T3JnYW5pemF0aW9uEiouZ2F0ZWhvdXNlLmFkbWluLnYxLkdldE9yZ2FuaXphdGlvblJlcXVlc3QaKy5nYXRlaG91c2UuYWRtaW4udjEuR2V0T3JnYW5pemF0aW9uUmVzcG9uc2USfAoVQWRkT3JnYW5pemF0aW9uTWVtYmVyEjAuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZE9yZ2FuaXphdGlvbk1lbWJlclJlcXVlc3QaMS5nYXRlaG91c2UuYWRtaW4udjEuQWRkT3JnYW5pemF0aW9uTWVtYmVyUmVzcG9uc2ViBnByb3RvMw", [file_buf_validate_validate, file_gatehouse_admin_v1_details]);
+  fileDesc("CiVnYXRlaG91c2UvYWRtaW4vdjEvb3JnYW5pemF0aW9uLnByb3RvEhJnYXRlaG91c2UuYWRtaW4udjEiNQoZQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBIYCgRuYW1lGAEgASgJQgq6SAdyBRABGMgBImMKGkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiPQoWR2V0T3JnYW5pemF0aW9uUmVxdWVzdBIjCg9vcmdhbml6YXRpb25faWQYASABKAlCCrpIB3IFEAEYyAEiUQoXR2V0T3JnYW5pemF0aW9uUmVzcG9uc2USNgoMb3JnYW5pemF0aW9uGAEgASgLMiAuZ2F0ZWhvdXNlLmFkbWluLnYxLk9yZ2FuaXphdGlvbiKZAQoMT3JnYW5pemF0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEiwKB2RldGFpbHMYAyABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscxI0CgVzdGF0ZRgEIAEoDjIlLmdhdGVob3VzZS5hZG1pbi52MS5Pcmdhbml6YXRpb25TdGF0ZSJfChxBZGRPcmdhbml6YXRpb25NZW1iZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESIgoFcm9sZXMYAiADKAlCE7pIEJIBDQgBEAoiB3IFEAEYyAEiTQodQWRkT3JnYW5pemF0aW9uTWVtYmVyUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIq0BChhMaXN0T3JnYW5pemF0aW9uc1JlcXVlc3QSGwoJcGFnZV9zaXplGAEgASgNQgi6SAUqAxjoBxIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxjIARIWCgRuYW1lGAMgASgJQgi6SAVyAxjIARI+CgVzdGF0ZRgEIAEoDjIlLmdhdGVob3VzZS5hZG1pbi52MS5Pcmdhbml6YXRpb25TdGF0ZUIIukgFggECEAEihgEKGUxpc3RPcmdhbml6YXRpb25zUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxI3Cg1vcmdhbml6YXRpb25zGAIgAygLMiAuZ2F0ZWhvdXNlLmFkbWluLnYxLk9yZ2FuaXphdGlvbiJbCh5MaXN0T3JnYW5pemF0aW9uTWVtYmVyc1JlcXVlc3QSGwoJcGFnZV9zaXplGAEgASgNQgi6SAUqAxjoBxIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxjIASKAAQofTGlzdE9yZ2FuaXphdGlvbk1lbWJlcnNSZXNwb25zZRIwCgdkZXRhaWxzGAEgASgLMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3REZXRhaWxzEisKB21lbWJlcnMYAiADKAsyGi5nYXRlaG91c2UuYWRtaW4udjEuTWVtYmVyIj4KH1JlbW92ZU9yZ2FuaXphdGlvbk1lbWJlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIASJQCiBSZW1vdmVPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiRAodRGVhY3RpdmF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSIwoPb3JnYW5pemF0aW9uX2lkGAEgASgJQgq6SAdyBRABGMgBIk4KHkRlYWN0aXZhdGVPcmdhbml6YXRpb25SZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiRAodUmVhY3RpdmF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSIwoPb3JnYW5pemF0aW9uX2lkGAEgASgJQgq6SAdyBRABGMgBIk4KHlJlYWN0aXZhdGVPcmdhbml6YXRpb25SZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMqdwoRT3JnYW5pemF0aW9uU3RhdGUSIgoeT1JHQU5JWkFUSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASHQoZT1JHQU5JWkFUSU9OX1NUQVRFX0FDVElWRRABEh8KG09SR0FOSVpBVElPTl9TVEFURV9JTkFDVElWRRACMvUHChNPcmdhbml6YXRpb25TZXJ2aWNlEnMKEkNyZWF0ZU9yZ2FuaXphdGlvbhItLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVPcmdhbml6YXRpb25SZXF1ZXN0Gi4uZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEmoKD0dldE9yZ2FuaXphdGlvbhIqLmdhdGVob3VzZS5hZG1pbi52MS5HZXRPcmdhbml6YXRpb25SZXF1ZXN0GisuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldE9yZ2FuaXphdGlvblJlc3BvbnNlEnwKFUFkZE9yZ2FuaXphdGlvbk1lbWJlchIwLmdhdGVob3VzZS5hZG1pbi52MS5BZGRPcmdhbml6YXRpb25NZW1iZXJSZXF1ZXN0GjEuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZE9yZ2FuaXphdGlvbk1lbWJlclJlc3BvbnNlEnAKEUxpc3RPcmdhbml6YXRpb25zEiwuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RPcmdhbml6YXRpb25zUmVxdWVzdBotLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0T3JnYW5pemF0aW9uc1Jlc3BvbnNlEoIBChdMaXN0T3JnYW5pemF0aW9uTWVtYmVycxIyLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0T3JnYW5pemF0aW9uTWVtYmVyc1JlcXVlc3QaMy5nYXRlaG91c2UuYWRtaW4udjEuTGlzdE9yZ2FuaXphdGlvbk1lbWJlcnNSZXNwb25zZRKFAQoYUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyEjMuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZU9yZ2FuaXphdGlvbk1lbWJlclJlcXVlc3QaNC5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyUmVzcG9uc2USfwoWRGVhY3RpdmF0ZU9yZ2FuaXphdGlvbhIxLmdhdGVob3VzZS5hZG1pbi52MS5EZWFjdGl2YXRlT3JnYW5pemF0aW9uUmVxdWVzdBoyLmdhdGVob3VzZS5hZG1pbi52MS5EZWFjdGl2YXRlT3JnYW5pemF0aW9uUmVzcG9uc2USfwoWUmVhY3RpdmF0ZU9yZ2FuaXphdGlvbhIxLmdhdGVob3VzZS5hZG1pbi52MS5SZWFjdGl2YXRlT3JnYW5pemF0aW9uUmVxdWVzdBoyLmdhdGVob3VzZS5hZG1pbi52MS5SZWFjdGl2YXRlT3JnYW5pemF0aW9uUmVzcG9uc2ViBnByb3RvMw", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_gatehouse_admin_v1_project]);
 
 /**
  * @generated from message gatehouse.admin.v1.CreateOrganizationRequest
@@ -124,6 +126,13 @@ export type Organization = Message<"gatehouse.admin.v1.Organization"> & {
    * @generated from field: gatehouse.admin.v1.Details details = 3;
    */
   details?: Details | undefined;
+
+  /**
+   * Active, or inactive after DeactivateOrganization.
+   *
+   * @generated from field: gatehouse.admin.v1.OrganizationState state = 4;
+   */
+  state: OrganizationState;
 };
 
 /**
@@ -179,8 +188,278 @@ export const AddOrganizationMemberResponseSchema: GenMessage<AddOrganizationMemb
   messageDesc(file_gatehouse_admin_v1_organization, 6);
 
 /**
+ * @generated from message gatehouse.admin.v1.ListOrganizationsRequest
+ */
+export type ListOrganizationsRequest = Message<"gatehouse.admin.v1.ListOrganizationsRequest"> & {
+  /**
+   * Maximum number of organizations returned; 1 to 1000, default 100.
+   *
+   * @generated from field: uint32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+
+  /**
+   * When set, only organizations whose name contains this text, case-insensitively.
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * When set, only organizations in this state.
+   *
+   * @generated from field: gatehouse.admin.v1.OrganizationState state = 4;
+   */
+  state: OrganizationState;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListOrganizationsRequest.
+ * Use `create(ListOrganizationsRequestSchema)` to create a new message.
+ */
+export const ListOrganizationsRequestSchema: GenMessage<ListOrganizationsRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_organization, 7);
+
+/**
+ * @generated from message gatehouse.admin.v1.ListOrganizationsResponse
+ */
+export type ListOrganizationsResponse = Message<"gatehouse.admin.v1.ListOrganizationsResponse"> & {
+  /**
+   * Total count and the token of the next page.
+   *
+   * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * Organizations of this page, ordered by creation.
+   *
+   * @generated from field: repeated gatehouse.admin.v1.Organization organizations = 2;
+   */
+  organizations: Organization[];
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListOrganizationsResponse.
+ * Use `create(ListOrganizationsResponseSchema)` to create a new message.
+ */
+export const ListOrganizationsResponseSchema: GenMessage<ListOrganizationsResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_organization, 8);
+
+/**
+ * @generated from message gatehouse.admin.v1.ListOrganizationMembersRequest
+ */
+export type ListOrganizationMembersRequest = Message<"gatehouse.admin.v1.ListOrganizationMembersRequest"> & {
+  /**
+   * Maximum number of members returned; 1 to 1000, default 100.
+   *
+   * @generated from field: uint32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListOrganizationMembersRequest.
+ * Use `create(ListOrganizationMembersRequestSchema)` to create a new message.
+ */
+export const ListOrganizationMembersRequestSchema: GenMessage<ListOrganizationMembersRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_organization, 9);
+
+/**
+ * @generated from message gatehouse.admin.v1.ListOrganizationMembersResponse
+ */
+export type ListOrganizationMembersResponse = Message<"gatehouse.admin.v1.ListOrganizationMembersResponse"> & {
+  /**
+   * Total count and the token of the next page.
+   *
+   * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * Members of this page with their organization roles, in the order they were added; resource owner
+   * of each is the organization.
+   *
+   * @generated from field: repeated gatehouse.admin.v1.Member members = 2;
+   */
+  members: Member[];
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListOrganizationMembersResponse.
+ * Use `create(ListOrganizationMembersResponseSchema)` to create a new message.
+ */
+export const ListOrganizationMembersResponseSchema: GenMessage<ListOrganizationMembersResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_organization, 10);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveOrganizationMemberRequest
+ */
+export type RemoveOrganizationMemberRequest = Message<"gatehouse.admin.v1.RemoveOrganizationMemberRequest"> & {
+  /**
+   * Id of the member (a user of any organization) to remove.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveOrganizationMemberRequest.
+ * Use `create(RemoveOrganizationMemberRequestSchema)` to create a new message.
+ */
+export const RemoveOrganizationMemberRequestSchema: GenMessage<RemoveOrganizationMemberRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_organization, 11);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveOrganizationMemberResponse
+ */
+export type RemoveOrganizationMemberResponse = Message<"gatehouse.admin.v1.RemoveOrganizationMemberResponse"> & {
+  /**
+   * Sequence and dates of the membership's removal event; resource owner is the organization.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveOrganizationMemberResponse.
+ * Use `create(RemoveOrganizationMemberResponseSchema)` to create a new message.
+ */
+export const RemoveOrganizationMemberResponseSchema: GenMessage<RemoveOrganizationMemberResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_organization, 12);
+
+/**
+ * @generated from message gatehouse.admin.v1.DeactivateOrganizationRequest
+ */
+export type DeactivateOrganizationRequest = Message<"gatehouse.admin.v1.DeactivateOrganizationRequest"> & {
+  /**
+   * Id of the organization.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.DeactivateOrganizationRequest.
+ * Use `create(DeactivateOrganizationRequestSchema)` to create a new message.
+ */
+export const DeactivateOrganizationRequestSchema: GenMessage<DeactivateOrganizationRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_organization, 13);
+
+/**
+ * @generated from message gatehouse.admin.v1.DeactivateOrganizationResponse
+ */
+export type DeactivateOrganizationResponse = Message<"gatehouse.admin.v1.DeactivateOrganizationResponse"> & {
+  /**
+   * Sequence and dates of the `org.deactivated` event; resource owner is the organization.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.DeactivateOrganizationResponse.
+ * Use `create(DeactivateOrganizationResponseSchema)` to create a new message.
+ */
+export const DeactivateOrganizationResponseSchema: GenMessage<DeactivateOrganizationResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_organization, 14);
+
+/**
+ * @generated from message gatehouse.admin.v1.ReactivateOrganizationRequest
+ */
+export type ReactivateOrganizationRequest = Message<"gatehouse.admin.v1.ReactivateOrganizationRequest"> & {
+  /**
+   * Id of the organization.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ReactivateOrganizationRequest.
+ * Use `create(ReactivateOrganizationRequestSchema)` to create a new message.
+ */
+export const ReactivateOrganizationRequestSchema: GenMessage<ReactivateOrganizationRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_organization, 15);
+
+/**
+ * @generated from message gatehouse.admin.v1.ReactivateOrganizationResponse
+ */
+export type ReactivateOrganizationResponse = Message<"gatehouse.admin.v1.ReactivateOrganizationResponse"> & {
+  /**
+   * Sequence and dates of the `org.reactivated` event; resource owner is the organization.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ReactivateOrganizationResponse.
+ * Use `create(ReactivateOrganizationResponseSchema)` to create a new message.
+ */
+export const ReactivateOrganizationResponseSchema: GenMessage<ReactivateOrganizationResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_organization, 16);
+
+/**
+ * Whether an organization's users can call.
+ *
+ * @generated from enum gatehouse.admin.v1.OrganizationState
+ */
+export enum OrganizationState {
+  /**
+   * @generated from enum value: ORGANIZATION_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Its users can call; it can be selected with `x-service-orgid`.
+   *
+   * @generated from enum value: ORGANIZATION_STATE_ACTIVE = 1;
+   */
+  ACTIVE = 1,
+
+  /**
+   * Deactivated: its users' tokens are refused; only instance roles can select it.
+   *
+   * @generated from enum value: ORGANIZATION_STATE_INACTIVE = 2;
+   */
+  INACTIVE = 2,
+}
+
+/**
+ * Describes the enum gatehouse.admin.v1.OrganizationState.
+ */
+export const OrganizationStateSchema: GenEnum<OrganizationState> = /*@__PURE__*/
+  enumDesc(file_gatehouse_admin_v1_organization, 0);
+
+/**
  * Organizations: the resource owners of users, projects, applications and identity providers.
  * Every call needs `Authorization: Bearer <personal access token>`.
+ *
+ * An inactive organization (DeactivateOrganization) shuts its own users out: their tokens are refused
+ * (unauthenticated, reason `organization.inactive`) until it is reactivated. Only callers holding an
+ * instance role (IAM_OWNER, IAM_OWNER_VIEWER) may still select it with `x-service-orgid`; anyone else
+ * with a role in it gets failed_precondition `organization.inactive`.
  *
  * @generated from service gatehouse.admin.v1.OrganizationService
  */
@@ -224,6 +503,76 @@ export const OrganizationService: GenService<{
     methodKind: "unary";
     input: typeof AddOrganizationMemberRequestSchema;
     output: typeof AddOrganizationMemberResponseSchema;
+  },
+  /**
+   * Lists the organizations of the instance, paged, in creation order, optionally filtered by name and
+   * state. Needs `iam.read` (IAM_OWNER, IAM_OWNER_VIEWER).
+   * Errors: invalid_argument (`page_token.invalid` for a token this list did not issue).
+   *
+   * @generated from rpc gatehouse.admin.v1.OrganizationService.ListOrganizations
+   */
+  listOrganizations: {
+    methodKind: "unary";
+    input: typeof ListOrganizationsRequestSchema;
+    output: typeof ListOrganizationsResponseSchema;
+  },
+  /**
+   * Lists the members of the organization selected by `x-service-orgid` (or the caller's own), paged, in
+   * the order they were added. Needs `org.read` there (ORG_OWNER, ORG_OWNER_VIEWER, ORG_USER_MANAGER,
+   * ORG_SETTINGS_MANAGER, IAM_OWNER, IAM_OWNER_VIEWER): who holds rights in an organization is part of
+   * reading it, and viewers see what owners see.
+   * Errors: invalid_argument (`page_token.invalid`).
+   *
+   * @generated from rpc gatehouse.admin.v1.OrganizationService.ListOrganizationMembers
+   */
+  listOrganizationMembers: {
+    methodKind: "unary";
+    input: typeof ListOrganizationMembersRequestSchema;
+    output: typeof ListOrganizationMembersResponseSchema;
+  },
+  /**
+   * Removes a user's membership (all its roles) from the organization selected by `x-service-orgid` (or
+   * the caller's own). Needs `org.member.write` there (ORG_OWNER, IAM_OWNER). Effective at once: the
+   * user's next call no longer has these roles; its tokens stay valid.
+   * Privilege ceiling: the caller may only take away roles it could grant, i.e. it must itself hold every
+   * permission of each of the membership's roles in this organization (permission_denied
+   * `role.not_grantable`, ErrorInfo metadata `role` and `permission`).
+   * Errors: not_found (`member.not_found`, also when removed already).
+   *
+   * @generated from rpc gatehouse.admin.v1.OrganizationService.RemoveOrganizationMember
+   */
+  removeOrganizationMember: {
+    methodKind: "unary";
+    input: typeof RemoveOrganizationMemberRequestSchema;
+    output: typeof RemoveOrganizationMemberResponseSchema;
+  },
+  /**
+   * Deactivates an organization: its users' tokens are refused at once (unauthenticated,
+   * `organization.inactive`) and only instance roles may still select it. Nothing is deleted; its users,
+   * tokens, projects and memberships come back unchanged with ReactivateOrganization.
+   * Needs `iam.write` (IAM_OWNER).
+   * Errors: not_found (`organization.not_found`), failed_precondition (`organization.already_inactive`;
+   * `organization.default` for the instance's default organization, the one created at bootstrap;
+   * `organization.self` for the caller's own organization, which would shut the caller out).
+   *
+   * @generated from rpc gatehouse.admin.v1.OrganizationService.DeactivateOrganization
+   */
+  deactivateOrganization: {
+    methodKind: "unary";
+    input: typeof DeactivateOrganizationRequestSchema;
+    output: typeof DeactivateOrganizationResponseSchema;
+  },
+  /**
+   * Reactivates an inactive organization: its users' tokens work again at once.
+   * Needs `iam.write` (IAM_OWNER).
+   * Errors: not_found (`organization.not_found`), failed_precondition (`organization.not_inactive`).
+   *
+   * @generated from rpc gatehouse.admin.v1.OrganizationService.ReactivateOrganization
+   */
+  reactivateOrganization: {
+    methodKind: "unary";
+    input: typeof ReactivateOrganizationRequestSchema;
+    output: typeof ReactivateOrganizationResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gatehouse_admin_v1_organization, 0);

@@ -1,0 +1,34 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ListDetailsSchema } from "../../../gen/gatehouse/admin/v1/details_pb.js";
+import { OrganizationState, type OrganizationSchema } from "../../../gen/gatehouse/admin/v1/organization_pb.js";
+import type { MemberSchema } from "../../../gen/gatehouse/admin/v1/project_pb.js";
+import type { Details } from "../../events/details.js";
+import type { MembershipRow, OrganizationRow } from "../../store/rows.js";
+import { toDetailsMessage } from "../convert.js";
+
+const states: Record<OrganizationRow["state"], OrganizationState> = {
+  active: OrganizationState.ACTIVE,
+  inactive: OrganizationState.INACTIVE,
+};
+
+export function toOrganizationMessage(organization: OrganizationRow, details: Details): MessageInitShape<typeof OrganizationSchema> {
+  return { organizationId: organization.id, name: organization.name, state: states[organization.state], details: toDetailsMessage(details) };
+}
+
+/** The state filter of ListOrganizations: UNSPECIFIED means any state. */
+export function fromOrganizationState(state: OrganizationState): OrganizationRow["state"] | undefined {
+  if (state === OrganizationState.ACTIVE) return "active";
+  if (state === OrganizationState.INACTIVE) return "inactive";
+  return undefined;
+}
+
+/** A page of memberships as List…Members answers it. */
+export function toMemberPage(page: { members: { membership: MembershipRow; details: Details }[]; total: number; nextPageToken: string }): {
+  details: MessageInitShape<typeof ListDetailsSchema>;
+  members: MessageInitShape<typeof MemberSchema>[];
+} {
+  return {
+    details: { totalResult: BigInt(page.total), nextPageToken: page.nextPageToken },
+    members: page.members.map(({ membership, details }) => ({ userId: membership.userId, roles: membership.roles, details: toDetailsMessage(details) })),
+  };
+}

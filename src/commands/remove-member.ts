@@ -1,0 +1,60 @@
+import type { Caller, Deps } from "../context.js";
+import { requireCanGrantRoles } from "../domain/authorization.js";
+import { DomainError, failedPrecondition, notFound } from "../domain/errors.js";
+import { type Details, detailsOfChange } from "../events/details.js";
+import { commitAs } from "./commit-as.js";
+import type { MembershipTarget } from "./add-member.js";
+
+/** Where a membership is removed from; `eventType` is the level's `*.member.removed`. */
+export type RemovalTarget = MembershipTarget & {
+  /** A role the scope must never lose its last holder of (IAM_OWNER for the instance). */
+  keepLastHolderOf?: string;
+};
+
+/**
+ * Removes one user's membership (all its roles) at one level, with its `*.member.removed` event on the
+ * membership's `member` aggregate. Shared by instance, organization, project and grant members.
+ *
+ * The caller has checked permission on the target already. Removing acts on a principal's rights, so
+ * the same ceiling as granting applies: the caller may only take away roles it could grant there
+ * (`role.not_grantable`). Taking away cannot escalate, but a caller must not strip a role it does
+ * not itself hold in full from someone who does.
+ *
+ * The delete is conditional: of two concurrent removals one wins and the other gets not_found, as a
+ * later call would; with `keepLastHolderOf`, of two concurrent removals of the last two holders one
+ * is refused.
+ */
+export async function removeMember(deps: Deps, caller: Caller, target: RemovalTarget, userId: string): Promise<Details> {
+  const membership = await deps.store.findMembership(userId, target.level, target.scopeId);
+  if (!membership) throw memberNotFound(userId);
+  requireCanGrantRoles(caller.principal, membership.roles, target);
+  const keep = target.keepLastHolderOf;
+  if (keep && membership.roles.includes(keep) && (await deps.store.countRoleHolders(target.level, target.scopeId, keep, membership.id)) === 0) {
+    throw lastHolder(keep);
+  }
+  const span = await deps.store.aggregateSpan("member", membership.id);
+  try {
+    const events = await commitAs(deps, caller, {
+      writes: [{ kind: "membership.delete", id: membership.id, ...(keep ? { keepRoleHolder: keep } : {}) }],
+      events: [
+        {
+          aggregateType: "member",
+          aggregateId: membership.id,
+          type: target.eventType,
+          payload: { userId, roles: membership.roles, level: target.level, scopeId: target.scopeId },
+          resourceOwner: target.ownerOrgId,
+        },
+      ],
+    });
+    return detailsOfChange(events, span?.first);
+  } catch (error) {
+    if (!(error instanceof DomainError && error.reason === "store.condition_failed")) throw error;
+    // Changed concurrently: answer as the call after it would.
+    if (!(await deps.store.findMembership(userId, target.level, target.scopeId))) throw memberNotFound(userId);
+    if (keep) throw lastHolder(keep);
+    throw error;
+  }
+}
+
+const memberNotFound = (userId: string) => notFound("member.not_found", "the user is not a member here", { userId });
+const lastHolder = (role: string) => failedPrecondition("member.last_owner", `the last ${role} cannot be removed`, { role });
