@@ -1,7 +1,9 @@
 import { selectProject } from "../access/select-project.js";
 import type { Caller, Deps } from "../context.js";
 import { notFound } from "../domain/errors.js";
+import type { ApplicationFilter } from "../store/store.js";
 import { readDetails, withDetails } from "./details.js";
+import { cutPage, pageLimit, positionAfter } from "./paging.js";
 
 export async function getApplication(deps: Deps, caller: Caller, ids: { projectId: string; appId: string }) {
   const { project } = await selectProject(deps, caller, ids.projectId, "project.app.read");
@@ -10,7 +12,21 @@ export async function getApplication(deps: Deps, caller: Caller, ids: { projectI
   return { app, details: await readDetails(deps.store, "application", app.id) };
 }
 
-export async function listApplications(deps: Deps, caller: Caller, projectId: string) {
-  const { project } = await selectProject(deps, caller, projectId, "project.app.read");
-  return { apps: await withDetails(deps.store, "application", await deps.store.listApplicationsOfProject(project.id)) };
+/** A page of the project's applications in creation order (optionally one state), with the total count. */
+export async function listApplications(
+  deps: Deps,
+  caller: Caller,
+  input: { projectId: string; pageSize: number; pageToken: string; state?: ApplicationFilter["state"] },
+) {
+  const { project } = await selectProject(deps, caller, input.projectId, "project.app.read");
+  const filter: ApplicationFilter = { projectId: project.id, ...(input.state ? { state: input.state } : {}) };
+  const after = positionAfter(input.pageToken);
+  const { limit, fetch } = pageLimit(input.pageSize);
+  const [rows, total] = await Promise.all([
+    deps.store.listApplicationsPage({ ...filter, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
+    deps.store.countApplications(filter),
+  ]);
+  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
+  const apps = await withDetails(deps.store, "application", page.map(({ row }) => row));
+  return { apps, total, nextPageToken };
 }

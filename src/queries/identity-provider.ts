@@ -3,6 +3,7 @@ import type { Caller, Deps } from "../context.js";
 import { authorize } from "../domain/authorization.js";
 import { notFound } from "../domain/errors.js";
 import { readDetails, withDetails } from "./details.js";
+import { cutPage, pageLimit, positionAfter } from "./paging.js";
 
 /** The selected organization's IDPs and the instance's: the ones its users can link to. */
 async function visibleOwners(deps: Deps, caller: Caller): Promise<string[]> {
@@ -18,6 +19,16 @@ export async function getIdentityProvider(deps: Deps, caller: Caller, idpId: str
   return { idp, details: await readDetails(deps.store, "idp", idp.id) };
 }
 
-export async function listIdentityProviders(deps: Deps, caller: Caller) {
-  return { idps: await withDetails(deps.store, "idp", await deps.store.listIdentityProvidersOf(await visibleOwners(deps, caller))) };
+/** A page of the visible IDPs in creation order, with the total count. */
+export async function listIdentityProviders(deps: Deps, caller: Caller, input: { pageSize: number; pageToken: string }) {
+  const ownerIds = await visibleOwners(deps, caller);
+  const after = positionAfter(input.pageToken);
+  const { limit, fetch } = pageLimit(input.pageSize);
+  const [rows, total] = await Promise.all([
+    deps.store.listIdentityProvidersPage({ ownerIds, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
+    deps.store.countIdentityProviders({ ownerIds }),
+  ]);
+  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
+  const idps = await withDetails(deps.store, "idp", page.map(({ row }) => row));
+  return { idps, total, nextPageToken };
 }

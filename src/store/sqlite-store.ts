@@ -22,7 +22,11 @@ import {
 } from "./schema/index.js";
 import { createSqliteEventLog } from "./sqlite-events.js";
 import { createSqliteWrites } from "./sqlite-writes.js";
-import type { Commit, Store } from "./store.js";
+import type { ApplicationFilter, Commit, Store } from "./store.js";
+
+function applicationConditions(filter: ApplicationFilter) {
+  return and(eq(applications.projectId, filter.projectId), filter.state !== undefined ? eq(applications.state, filter.state) : undefined);
+}
 
 function userConditions(filter: { orgId: string; userNameKey?: string; emailKey?: string }) {
   return and(
@@ -173,6 +177,42 @@ export function createSqliteStore(options: SqliteOptions): Store {
     },
     async getSmtpConfig(instanceId) {
       return db.select().from(smtpConfigs).where(eq(smtpConfigs.instanceId, instanceId)).get();
+    },
+    async listApplicationsPage(filter) {
+      const after = filter.afterPosition !== undefined ? gt(sql`${applications}.rowid`, filter.afterPosition) : undefined;
+      return db
+        .select({ row: applications, position: sql<number>`${applications}.rowid` })
+        .from(applications)
+        .where(and(applicationConditions(filter), after))
+        .orderBy(asc(sql`${applications}.rowid`))
+        .limit(filter.limit)
+        .all();
+    },
+    async countApplications(filter) {
+      return db.select({ n: count() }).from(applications).where(applicationConditions(filter)).get()?.n ?? 0;
+    },
+    async listIdentityProvidersPage(filter) {
+      const after = filter.afterPosition !== undefined ? gt(sql`${identityProviders}.rowid`, filter.afterPosition) : undefined;
+      return db
+        .select({ row: identityProviders, position: sql<number>`${identityProviders}.rowid` })
+        .from(identityProviders)
+        .where(and(inArray(identityProviders.ownerId, filter.ownerIds), after))
+        .orderBy(asc(sql`${identityProviders}.rowid`))
+        .limit(filter.limit)
+        .all();
+    },
+    async countIdentityProviders(filter) {
+      return db.select({ n: count() }).from(identityProviders).where(inArray(identityProviders.ownerId, filter.ownerIds)).get()?.n ?? 0;
+    },
+    async listIdpLinksOfIdp(idpId) {
+      const rows = db
+        .select({ link: userIdpLinks, orgId: users.orgId })
+        .from(userIdpLinks)
+        .innerJoin(users, eq(users.id, userIdpLinks.userId))
+        .where(eq(userIdpLinks.idpId, idpId))
+        .orderBy(asc(sql`${userIdpLinks}.rowid`))
+        .all();
+      return rows.map(({ link, orgId }) => ({ ...link, orgId }));
     },
     async listEvents(filter) {
       return eventLog.list(filter);

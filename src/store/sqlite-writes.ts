@@ -1,4 +1,5 @@
-import { and, count, eq, isNull, lt, sql } from "drizzle-orm";
+import { and, count, eq, isNull, lt, ne, sql } from "drizzle-orm";
+import { failedPrecondition } from "../domain/errors.js";
 import { conditionFailed } from "./db-errors.js";
 import type { GatehouseDb } from "./db.js";
 import {
@@ -73,6 +74,32 @@ export function createSqliteWrites(db: GatehouseDb) {
       case "user.emailVerified":
         db.update(users)
           .set({ emailVerified: true, ...(write.activate ? { state: "active" as const } : {}) })
+      case "application.setState":
+        if (db.update(applications).set({ state: write.state }).where(and(eq(applications.id, write.id), ne(applications.state, write.state))).run().changes === 0) {
+          throw conditionFailed("the application is gone or was changed concurrently");
+        }
+        return;
+      case "application.replaceSecretHash": {
+        const previous = write.previousHash === null ? isNull(applications.clientSecretHash) : eq(applications.clientSecretHash, write.previousHash);
+        if (db.update(applications).set({ clientSecretHash: write.hash }).where(and(eq(applications.id, write.id), previous)).run().changes === 0) {
+          throw conditionFailed("the application is gone or its secret was replaced concurrently");
+        }
+        return;
+      }
+      case "application.delete":
+        if (db.delete(applications).where(eq(applications.id, write.id)).run().changes === 0) throw conditionFailed("the application is gone");
+        return;
+      case "userIdpLink.delete": {
+        const link = and(eq(userIdpLinks.idpId, write.idpId), eq(userIdpLinks.externalUserId, write.externalUserId));
+        if (db.delete(userIdpLinks).where(link).run().changes === 0) throw conditionFailed("the IDP link is gone");
+        return;
+      }
+      case "identityProvider.delete": {
+        const left = db.select({ n: count() }).from(userIdpLinks).where(eq(userIdpLinks.idpId, write.id)).get()?.n ?? 0;
+        if (left > 0) throw conditionFailed("a user was linked to the identity provider concurrently");
+        if (db.delete(identityProviders).where(eq(identityProviders.id, write.id)).run().changes === 0) throw conditionFailed("the identity provider is gone");
+        return;
+      }
           .where(eq(users.id, write.id))
           .run();
         return;
@@ -111,6 +138,10 @@ export function createSqliteWrites(db: GatehouseDb) {
         // One pending code per user and kind: the new one voids the old.
         db.delete(oneTimeCodes).where(and(eq(oneTimeCodes.userId, write.row.userId), eq(oneTimeCodes.kind, write.row.kind))).run();
         db.insert(oneTimeCodes).values(write.row).run();
+        // The link column has no foreign key; this keeps a link from naming an IDP removed since it was checked.
+        if (!db.select({ id: identityProviders.id }).from(identityProviders).where(eq(identityProviders.id, write.row.idpId)).get()) {
+          throw failedPrecondition("idp.not_found", "the identity provider was removed", { configId: write.row.idpId });
+        }
         return;
       case "code.void":
         db.delete(oneTimeCodes).where(and(eq(oneTimeCodes.userId, write.userId), eq(oneTimeCodes.kind, write.codeKind))).run();

@@ -72,12 +72,25 @@ export type RowWrite =
   | { kind: "application.insert"; row: ApplicationRow }
   | { kind: "application.rename"; id: string; name: string; nameKey: string }
   | { kind: "identityProvider.insert"; row: IdentityProviderRow }
-  | { kind: "identityProvider.replace"; id: string; fields: Pick<IdentityProviderRow, "name" | "nameKey" | "stylingType" | "autoRegister"> };
+  | { kind: "identityProvider.replace"; id: string; fields: Pick<IdentityProviderRow, "name" | "nameKey" | "stylingType" | "autoRegister"> }
+  /** Conditional: fails the commit when the link is gone (its user removed concurrently). */
+  | { kind: "userIdpLink.delete"; idpId: string; externalUserId: string }
+  /**
+   * Conditional: fails the commit when the IDP is gone, or a user still links to it (a link added
+   * since the remover read them would otherwise be left dangling, without its event).
+   */
+  | { kind: "identityProvider.delete"; id: string };
 
 /** Everything one intent writes: applied atomically, or not at all. */
 export interface Commit {
   instanceId: string;
   actor: string;
+  /** Conditional: fails the commit (`store.condition_failed`) unless the application exists and its state changes. */
+  | { kind: "application.setState"; id: string; state: ApplicationRow["state"] }
+  /** Conditional: only while the stored hash is still `previousHash`, so of two concurrent regenerations one wins. */
+  | { kind: "application.replaceSecretHash"; id: string; previousHash: string | null; hash: string }
+  /** Conditional: fails the commit when the application is gone. */
+  | { kind: "application.delete"; id: string }
   at: Date;
   writes: RowWrite[];
   events: NewEvent[];
@@ -90,6 +103,19 @@ export interface EventFilter {
   /** Only events with sequence >= this. */
   fromSequence?: number;
   /** Only events with sequence > this (page cursor). */
+/** Which applications a list shows: those of one project, optionally only one state. */
+export interface ApplicationFilter {
+  projectId: string;
+  state?: ApplicationRow["state"];
+}
+
+/** Which organizations a list shows: those of one instance; the name contains `nameContains` (lower-cased key), the state is `state`. */
+export interface OrganizationFilter {
+  instanceId: string;
+  nameContains?: string;
+  state?: OrganizationRow["state"];
+}
+
   afterSequence?: number;
   limit: number;
 }
@@ -156,3 +182,11 @@ export interface Store {
 
   close(): Promise<void>;
 }
+  /** One page of a project's applications in creation order, after the given position, optionally of one state. */
+  listApplicationsPage(filter: ApplicationFilter & { afterPosition?: number; limit: number }): Promise<{ row: ApplicationRow; position: number }[]>;
+  countApplications(filter: ApplicationFilter): Promise<number>;
+  /** One page of the identity providers owned by any of `ownerIds`, in creation order, after the given position. */
+  listIdentityProvidersPage(filter: { ownerIds: string[]; afterPosition?: number; limit: number }): Promise<{ row: IdentityProviderRow; position: number }[]>;
+  countIdentityProviders(filter: { ownerIds: string[] }): Promise<number>;
+  /** Every user's link to an IDP, with the linked user's organization, oldest first. */
+  listIdpLinksOfIdp(idpId: string): Promise<(UserIdpLinkRow & { orgId: string })[]>;

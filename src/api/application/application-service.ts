@@ -6,11 +6,12 @@ import {
   createSamlApplication,
   updateApplication,
 } from "../../commands/application.js";
+import { changeApplicationState, regenerateClientSecret, removeApplication } from "../../commands/application-lifecycle.js";
 import type { Deps } from "../../context.js";
 import { getApplication, listApplications } from "../../queries/application.js";
 import { callerOf } from "../caller.js";
 import { toDetailsMessage } from "../convert.js";
-import { toApplicationMessage } from "./convert.js";
+import { applicationStateFilter, toApplicationMessage } from "./convert.js";
 
 export function createApplicationService(deps: Deps): ServiceImpl<typeof ApplicationService> {
   return {
@@ -32,15 +33,33 @@ export function createApplicationService(deps: Deps): ServiceImpl<typeof Applica
       return { app: toApplicationMessage(app, details) };
     },
     async listApplications(request, context) {
-      const { apps } = await listApplications(deps, callerOf(context), request.projectId);
+      const { projectId, pageSize, pageToken } = request;
+      const query = { projectId, pageSize, pageToken, state: applicationStateFilter(request.state) };
+      const { apps, total, nextPageToken } = await listApplications(deps, callerOf(context), query);
       return {
-        details: { totalResult: BigInt(apps.length), nextPageToken: "" },
+        details: { totalResult: BigInt(total), nextPageToken },
         apps: apps.map(({ row, details }) => toApplicationMessage(row, details)),
       };
     },
     async updateApplication(request, context) {
       const { details } = await updateApplication(deps, callerOf(context), request);
       return { details: toDetailsMessage(details) };
+    },
+    async deactivateApplication(request, context) {
+      const { details } = await changeApplicationState(deps, callerOf(context), request, "deactivate");
+      return { details: toDetailsMessage(details) };
+    },
+    async reactivateApplication(request, context) {
+      const { details } = await changeApplicationState(deps, callerOf(context), request, "reactivate");
+      return { details: toDetailsMessage(details) };
+    },
+    async removeApplication(request, context) {
+      const { details } = await removeApplication(deps, callerOf(context), request);
+      return { details: toDetailsMessage(details) };
+    },
+    async regenerateClientSecret(request, context) {
+      const { clientSecret, details } = await regenerateClientSecret(deps, callerOf(context), request);
+      return { clientSecret, details: toDetailsMessage(details) };
     },
   };
 }

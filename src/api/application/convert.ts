@@ -1,5 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { type Application, ApplicationSchema } from "../../../gen/gatehouse/admin/v1/application_pb.js";
+import { type Application, ApplicationSchema, ApplicationState } from "../../../gen/gatehouse/admin/v1/application_pb.js";
 import type { Details } from "../../events/details.js";
 import type { ApplicationRow } from "../../store/rows.js";
 import { toDetailsMessage } from "../convert.js";
@@ -30,7 +30,23 @@ function configOf(app: ApplicationRow): MessageInitShape<typeof ApplicationSchem
   }
 }
 
+const states = { active: ApplicationState.ACTIVE, inactive: ApplicationState.INACTIVE } as const;
+
+/** The stored state a list filter names; UNSPECIFIED means every state. */
+export function applicationStateFilter(state: ApplicationState): ApplicationRow["state"] | undefined {
+  if (state === ApplicationState.ACTIVE) return "active";
+  if (state === ApplicationState.INACTIVE) return "inactive";
+  return undefined;
+}
+
 /** A stored application → the `Application` message; the client secret hash is never copied. */
 export function toApplicationMessage(app: ApplicationRow, details: Details): Application {
-  return create(ApplicationSchema, { appId: app.id, projectId: app.projectId, name: app.name, config: configOf(app), details: toDetailsMessage(details) });
+  return create(ApplicationSchema, {
+    appId: app.id,
+    projectId: app.projectId,
+    name: app.name,
+    state: states[app.state],
+    config: configOf(app),
+    details: toDetailsMessage(details),
+  });
 }

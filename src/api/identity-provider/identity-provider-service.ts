@@ -1,6 +1,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { IdentityProviderService } from "../../../gen/gatehouse/admin/v1/identity_provider_pb.js";
 import { createIdentityProvider, updateIdentityProvider } from "../../commands/identity-provider.js";
+import { removeIdentityProvider } from "../../commands/identity-provider-lifecycle.js";
 import type { Deps } from "../../context.js";
 import type { Details } from "../../events/details.js";
 import { getIdentityProvider, listIdentityProviders } from "../../queries/identity-provider.js";
@@ -33,15 +34,19 @@ export function createIdentityProviderService(deps: Deps): ServiceImpl<typeof Id
       const { idp, details } = await getIdentityProvider(deps, callerOf(context), request.idpId);
       return { idp: toIdentityProviderMessage(idp, details) };
     },
-    async listIdentityProviders(_request, context) {
-      const { idps } = await listIdentityProviders(deps, callerOf(context));
+    async listIdentityProviders(request, context) {
+      const { idps, total, nextPageToken } = await listIdentityProviders(deps, callerOf(context), request);
       return {
-        details: { totalResult: BigInt(idps.length), nextPageToken: "" },
+        details: { totalResult: BigInt(total), nextPageToken },
         idps: idps.map(({ row, details }) => toIdentityProviderMessage(row, details)),
       };
     },
     async updateIdentityProvider(request, context) {
       const { details } = await updateIdentityProvider(deps, callerOf(context), request);
+      return { details: toDetailsMessage(details) };
+    },
+    async removeIdentityProvider(request, context) {
+      const { details } = await removeIdentityProvider(deps, callerOf(context), request.idpId);
       return { details: toDetailsMessage(details) };
     },
   };

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/admin/v1/application.proto.
  */
 export const file_gatehouse_admin_v1_application: GenFile = /*@__PURE__*/
-  fileDesc("CiRnYXRlaG91c2UvYWRtaW4vdjEvYXBwbGljYXRpb24ucHJvdG8SEmdhdGVob3VzZS5hZG1pbi52MSKWAwocQ3JlYXRlT2lkY0FwcGxpY2F0aW9uUmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEhgKBG5hbWUYAiABKAlCCrpIB3IFEAEYyAESKAoNcmVkaXJlY3RfdXJpcxgDIAMoCUIRukgOkgELEDIiB3IFEAEY0A8SSwoOcmVzcG9uc2VfdHlwZXMYBCADKA4yJC5nYXRlaG91c2UuYWRtaW4udjEuT2lkY1Jlc3BvbnNlVHlwZUINukgKkgEHIgWCAQIQARJFCgtncmFudF90eXBlcxgFIAMoDjIhLmdhdGVob3VzZS5hZG1pbi52MS5PaWRjR3JhbnRUeXBlQg26SAqSAQciBYIBAhABEjsKCGFwcF90eXBlGAYgASgOMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLk9pZGNBcHBUeXBlQgi6SAWCAQIQARJBCgthdXRoX21ldGhvZBgHIAEoDjIiLmdhdGVob3VzZS5hZG1pbi52MS5PaWRjQXV0aE1ldGhvZEIIukgFggECEAEingEKHUNyZWF0ZU9pZGNBcHBsaWNhdGlvblJlc3BvbnNlEg4KBmFwcF9pZBgBIAEoCRIRCgljbGllbnRfaWQYAiABKAkSGgoNY2xpZW50X3NlY3JldBgDIAEoCUgAiAEBEiwKB2RldGFpbHMYBCABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlsc0IQCg5fY2xpZW50X3NlY3JldCKZAQobQ3JlYXRlQXBpQXBwbGljYXRpb25SZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESGAoEbmFtZRgCIAEoCUIKukgHcgUQARjIARJACgthdXRoX21ldGhvZBgDIAEoDjIhLmdhdGVob3VzZS5hZG1pbi52MS5BcGlBdXRoTWV0aG9kQgi6SAWCAQIQASKdAQocQ3JlYXRlQXBpQXBwbGljYXRpb25SZXNwb25zZRIOCgZhcHBfaWQYASABKAkSEQoJY2xpZW50X2lkGAIgASgJEhoKDWNsaWVudF9zZWNyZXQYAyABKAlIAIgBARIsCgdkZXRhaWxzGAQgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHNCEAoOX2NsaWVudF9zZWNyZXQiswEKHENyZWF0ZVNhbWxBcHBsaWNhdGlvblJlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIARIYCgRuYW1lGAIgASgJQgq6SAdyBRABGMgBEiEKDG1ldGFkYXRhX3htbBgDIAEoCUIJukgGcgQYwIQ9SAASIwoMbWV0YWRhdGFfdXJsGAQgASgJQgu6SAhyBhjQD4gBAUgAQhEKCG1ldGFkYXRhEgW6SAIIASJdCh1DcmVhdGVTYW1sQXBwbGljYXRpb25SZXNwb25zZRIOCgZhcHBfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIlMKFUdldEFwcGxpY2F0aW9uUmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEhoKBmFwcF9pZBgCIAEoCUIKukgHcgUQARjIASJGChZHZXRBcHBsaWNhdGlvblJlc3BvbnNlEiwKA2FwcBgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5BcHBsaWNhdGlvbiKFAgoLQXBwbGljYXRpb24SDgoGYXBwX2lkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIuCgRvaWRjGAQgASgLMh4uZ2F0ZWhvdXNlLmFkbWluLnYxLk9pZGNDb25maWdIABIsCgNhcGkYBSABKAsyHS5nYXRlaG91c2UuYWRtaW4udjEuQXBpQ29uZmlnSAASLgoEc2FtbBgGIAEoCzIeLmdhdGVob3VzZS5hZG1pbi52MS5TYW1sQ29uZmlnSAASLAoHZGV0YWlscxgHIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzQggKBmNvbmZpZyKYAgoKT2lkY0NvbmZpZxIRCgljbGllbnRfaWQYASABKAkSFQoNcmVkaXJlY3RfdXJpcxgCIAMoCRI8Cg5yZXNwb25zZV90eXBlcxgDIAMoDjIkLmdhdGVob3VzZS5hZG1pbi52MS5PaWRjUmVzcG9uc2VUeXBlEjYKC2dyYW50X3R5cGVzGAQgAygOMiEuZ2F0ZWhvdXNlLmFkbWluLnYxLk9pZGNHcmFudFR5cGUSMQoIYXBwX3R5cGUYBSABKA4yHy5nYXRlaG91c2UuYWRtaW4udjEuT2lkY0FwcFR5cGUSNwoLYXV0aF9tZXRob2QYBiABKA4yIi5nYXRlaG91c2UuYWRtaW4udjEuT2lkY0F1dGhNZXRob2QiVgoJQXBpQ29uZmlnEhEKCWNsaWVudF9pZBgBIAEoCRI2CgthdXRoX21ldGhvZBgCIAEoDjIhLmdhdGVob3VzZS5hZG1pbi52MS5BcGlBdXRoTWV0aG9kIksKClNhbWxDb25maWcSEQoJZW50aXR5X2lkGAEgASgJEhQKDG1ldGFkYXRhX3htbBgCIAEoCRIUCgxtZXRhZGF0YV91cmwYAyABKAkiOQoXTGlzdEFwcGxpY2F0aW9uc1JlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIASJ7ChhMaXN0QXBwbGljYXRpb25zUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxItCgRhcHBzGAIgAygLMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLkFwcGxpY2F0aW9uInAKGFVwZGF0ZUFwcGxpY2F0aW9uUmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEhoKBmFwcF9pZBgCIAEoCUIKukgHcgUQARjIARIYCgRuYW1lGAMgASgJQgq6SAdyBRABGMgBIkkKGVVwZGF0ZUFwcGxpY2F0aW9uUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzKnsKC09pZGNBcHBUeXBlEh0KGU9JRENfQVBQX1RZUEVfVU5TUEVDSUZJRUQQABIVChFPSURDX0FQUF9UWVBFX1dFQhABEhwKGE9JRENfQVBQX1RZUEVfVVNFUl9BR0VOVBACEhgKFE9JRENfQVBQX1RZUEVfTkFUSVZFEAMqqgEKDk9pZGNBdXRoTWV0aG9kEiAKHE9JRENfQVVUSF9NRVRIT0RfVU5TUEVDSUZJRUQQABIaChZPSURDX0FVVEhfTUVUSE9EX0JBU0lDEAESGQoVT0lEQ19BVVRIX01FVEhPRF9QT1NUEAISGQoVT0lEQ19BVVRIX01FVEhPRF9OT05FEAMSJAogT0lEQ19BVVRIX01FVEhPRF9QUklWQVRFX0tFWV9KV1QQBCqbAQoQT2lkY1Jlc3BvbnNlVHlwZRIiCh5PSURDX1JFU1BPTlNFX1RZUEVfVU5TUEVDSUZJRUQQABIbChdPSURDX1JFU1BPTlNFX1RZUEVfQ09ERRABEh8KG09JRENfUkVTUE9OU0VfVFlQRV9JRF9UT0tFThACEiUKIU9JRENfUkVTUE9OU0VfVFlQRV9JRF9UT0tFTl9UT0tFThADKroBCg1PaWRjR3JhbnRUeXBlEh8KG09JRENfR1JBTlRfVFlQRV9VTlNQRUNJRklFRBAAEiYKIk9JRENfR1JBTlRfVFlQRV9BVVRIT1JJWkFUSU9OX0NPREUQARIcChhPSURDX0dSQU5UX1RZUEVfSU1QTElDSVQQAhIhCh1PSURDX0dSQU5UX1RZUEVfUkVGUkVTSF9UT0tFThADEh8KG09JRENfR1JBTlRfVFlQRV9ERVZJQ0VfQ09ERRAEKnAKDUFwaUF1dGhNZXRob2QSHwobQVBJX0FVVEhfTUVUSE9EX1VOU1BFQ0lGSUVEEAASGQoVQVBJX0FVVEhfTUVUSE9EX0JBU0lDEAESIwofQVBJX0FVVEhfTUVUSE9EX1BSSVZBVEVfS0VZX0pXVBACMooGChJBcHBsaWNhdGlvblNlcnZpY2USfAoVQ3JlYXRlT2lkY0FwcGxpY2F0aW9uEjAuZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZU9pZGNBcHBsaWNhdGlvblJlcXVlc3QaMS5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlT2lkY0FwcGxpY2F0aW9uUmVzcG9uc2USeQoUQ3JlYXRlQXBpQXBwbGljYXRpb24SLy5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlQXBpQXBwbGljYXRpb25SZXF1ZXN0GjAuZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZUFwaUFwcGxpY2F0aW9uUmVzcG9uc2USfAoVQ3JlYXRlU2FtbEFwcGxpY2F0aW9uEjAuZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZVNhbWxBcHBsaWNhdGlvblJlcXVlc3QaMS5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlU2FtbEFwcGxpY2F0aW9uUmVzcG9uc2USZwoOR2V0QXBwbGljYXRpb24SKS5nYXRlaG91c2UuYWRtaW4udjEuR2V0QXBwbGljYXRpb25SZXF1ZXN0GiouZ2F0ZWhvdXNlLmFkbWluLnYxLkdldEFwcGxpY2F0aW9uUmVzcG9uc2USbQoQTGlzdEFwcGxpY2F0aW9ucxIrLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0QXBwbGljYXRpb25zUmVxdWVzdBosLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0QXBwbGljYXRpb25zUmVzcG9uc2USpAEKEVVwZGF0ZUFwcGxpY2F0aW9uEiwuZ2F0ZWhvdXNlLmFkbWluLnYxLlVwZGF0ZUFwcGxpY2F0aW9uUmVxdWVzdBotLmdhdGVob3VzZS5hZG1pbi52MS5VcGRhdGVBcHBsaWNhdGlvblJlc3BvbnNlIjKC0+STAiw6ASoaJy92MS9wcm9qZWN0cy97cHJvamVjdF9pZH0vYXBwcy97YXBwX2lkfWIGcHJvdG8z", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations]);
+  fileDesc("CiRnYXRlaG91c2UvYWRtaW4vdjEvYXBwbGljYXRpb24ucHJvdG8SEmdhdGVob3VzZS5hZG1pbi52MSKWAwocQ3JlYXRlT2lkY0FwcGxpY2F0aW9uUmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEhgKBG5hbWUYAiABKAlCCrpIB3IFEAEYyAESKAoNcmVkaXJlY3RfdXJpcxgDIAMoCUIRukgOkgELEDIiB3IFEAEY0A8SSwoOcmVzcG9uc2VfdHlwZXMYBCADKA4yJC5nYXRlaG91c2UuYWRtaW4udjEuT2lkY1Jlc3BvbnNlVHlwZUINukgKkgEHIgWCAQIQARJFCgtncmFudF90eXBlcxgFIAMoDjIhLmdhdGVob3VzZS5hZG1pbi52MS5PaWRjR3JhbnRUeXBlQg26SAqSAQciBYIBAhABEjsKCGFwcF90eXBlGAYgASgOMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLk9pZGNBcHBUeXBlQgi6SAWCAQIQARJBCgthdXRoX21ldGhvZBgHIAEoDjIiLmdhdGVob3VzZS5hZG1pbi52MS5PaWRjQXV0aE1ldGhvZEIIukgFggECEAEingEKHUNyZWF0ZU9pZGNBcHBsaWNhdGlvblJlc3BvbnNlEg4KBmFwcF9pZBgBIAEoCRIRCgljbGllbnRfaWQYAiABKAkSGgoNY2xpZW50X3NlY3JldBgDIAEoCUgAiAEBEiwKB2RldGFpbHMYBCABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlsc0IQCg5fY2xpZW50X3NlY3JldCKZAQobQ3JlYXRlQXBpQXBwbGljYXRpb25SZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESGAoEbmFtZRgCIAEoCUIKukgHcgUQARjIARJACgthdXRoX21ldGhvZBgDIAEoDjIhLmdhdGVob3VzZS5hZG1pbi52MS5BcGlBdXRoTWV0aG9kQgi6SAWCAQIQASKdAQocQ3JlYXRlQXBpQXBwbGljYXRpb25SZXNwb25zZRIOCgZhcHBfaWQYASABKAkSEQoJY2xpZW50X2lkGAIgASgJEhoKDWNsaWVudF9zZWNyZXQYAyABKAlIAIgBARIsCgdkZXRhaWxzGAQgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHNCEAoOX2NsaWVudF9zZWNyZXQiswEKHENyZWF0ZVNhbWxBcHBsaWNhdGlvblJlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIARIYCgRuYW1lGAIgASgJQgq6SAdyBRABGMgBEiEKDG1ldGFkYXRhX3htbBgDIAEoCUIJukgGcgQYwIQ9SAASIwoMbWV0YWRhdGFfdXJsGAQgASgJQgu6SAhyBhjQD4gBAUgAQhEKCG1ldGFkYXRhEgW6SAIIASJdCh1DcmVhdGVTYW1sQXBwbGljYXRpb25SZXNwb25zZRIOCgZhcHBfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIlMKFUdldEFwcGxpY2F0aW9uUmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEhoKBmFwcF9pZBgCIAEoCUIKukgHcgUQARjIASJGChZHZXRBcHBsaWNhdGlvblJlc3BvbnNlEiwKA2FwcBgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5BcHBsaWNhdGlvbiK6AgoLQXBwbGljYXRpb24SDgoGYXBwX2lkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSDAoEbmFtZRgDIAEoCRIuCgRvaWRjGAQgASgLMh4uZ2F0ZWhvdXNlLmFkbWluLnYxLk9pZGNDb25maWdIABIsCgNhcGkYBSABKAsyHS5nYXRlaG91c2UuYWRtaW4udjEuQXBpQ29uZmlnSAASLgoEc2FtbBgGIAEoCzIeLmdhdGVob3VzZS5hZG1pbi52MS5TYW1sQ29uZmlnSAASLAoHZGV0YWlscxgHIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEjMKBXN0YXRlGAggASgOMiQuZ2F0ZWhvdXNlLmFkbWluLnYxLkFwcGxpY2F0aW9uU3RhdGVCCAoGY29uZmlnIpgCCgpPaWRjQ29uZmlnEhEKCWNsaWVudF9pZBgBIAEoCRIVCg1yZWRpcmVjdF91cmlzGAIgAygJEjwKDnJlc3BvbnNlX3R5cGVzGAMgAygOMiQuZ2F0ZWhvdXNlLmFkbWluLnYxLk9pZGNSZXNwb25zZVR5cGUSNgoLZ3JhbnRfdHlwZXMYBCADKA4yIS5nYXRlaG91c2UuYWRtaW4udjEuT2lkY0dyYW50VHlwZRIxCghhcHBfdHlwZRgFIAEoDjIfLmdhdGVob3VzZS5hZG1pbi52MS5PaWRjQXBwVHlwZRI3CgthdXRoX21ldGhvZBgGIAEoDjIiLmdhdGVob3VzZS5hZG1pbi52MS5PaWRjQXV0aE1ldGhvZCJWCglBcGlDb25maWcSEQoJY2xpZW50X2lkGAEgASgJEjYKC2F1dGhfbWV0aG9kGAIgASgOMiEuZ2F0ZWhvdXNlLmFkbWluLnYxLkFwaUF1dGhNZXRob2QiSwoKU2FtbENvbmZpZxIRCgllbnRpdHlfaWQYASABKAkSFAoMbWV0YWRhdGFfeG1sGAIgASgJEhQKDG1ldGFkYXRhX3VybBgDIAEoCSKzAQoXTGlzdEFwcGxpY2F0aW9uc1JlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIARIbCglwYWdlX3NpemUYAiABKA1CCLpIBSoDGOgHEhwKCnBhZ2VfdG9rZW4YAyABKAlCCLpIBXIDGMgBEj0KBXN0YXRlGAQgASgOMiQuZ2F0ZWhvdXNlLmFkbWluLnYxLkFwcGxpY2F0aW9uU3RhdGVCCLpIBYIBAhABInsKGExpc3RBcHBsaWNhdGlvbnNSZXNwb25zZRIwCgdkZXRhaWxzGAEgASgLMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3REZXRhaWxzEi0KBGFwcHMYAiADKAsyHy5nYXRlaG91c2UuYWRtaW4udjEuQXBwbGljYXRpb24icAoYVXBkYXRlQXBwbGljYXRpb25SZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESGgoGYXBwX2lkGAIgASgJQgq6SAdyBRABGMgBEhgKBG5hbWUYAyABKAlCCrpIB3IFEAEYyAEiSQoZVXBkYXRlQXBwbGljYXRpb25SZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiWgocRGVhY3RpdmF0ZUFwcGxpY2F0aW9uUmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEhoKBmFwcF9pZBgCIAEoCUIKukgHcgUQARjIASJNCh1EZWFjdGl2YXRlQXBwbGljYXRpb25SZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiWgocUmVhY3RpdmF0ZUFwcGxpY2F0aW9uUmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEhoKBmFwcF9pZBgCIAEoCUIKukgHcgUQARjIASJNCh1SZWFjdGl2YXRlQXBwbGljYXRpb25SZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiVgoYUmVtb3ZlQXBwbGljYXRpb25SZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESGgoGYXBwX2lkGAIgASgJQgq6SAdyBRABGMgBIkkKGVJlbW92ZUFwcGxpY2F0aW9uUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIlsKHVJlZ2VuZXJhdGVDbGllbnRTZWNyZXRSZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESGgoGYXBwX2lkGAIgASgJQgq6SAdyBRABGMgBImUKHlJlZ2VuZXJhdGVDbGllbnRTZWNyZXRSZXNwb25zZRIVCg1jbGllbnRfc2VjcmV0GAEgASgJEiwKB2RldGFpbHMYAiABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscypzChBBcHBsaWNhdGlvblN0YXRlEiEKHUFQUExJQ0FUSU9OX1NUQVRFX1VOU1BFQ0lGSUVEEAASHAoYQVBQTElDQVRJT05fU1RBVEVfQUNUSVZFEAESHgoaQVBQTElDQVRJT05fU1RBVEVfSU5BQ1RJVkUQAip7CgtPaWRjQXBwVHlwZRIdChlPSURDX0FQUF9UWVBFX1VOU1BFQ0lGSUVEEAASFQoRT0lEQ19BUFBfVFlQRV9XRUIQARIcChhPSURDX0FQUF9UWVBFX1VTRVJfQUdFTlQQAhIYChRPSURDX0FQUF9UWVBFX05BVElWRRADKqoBCg5PaWRjQXV0aE1ldGhvZBIgChxPSURDX0FVVEhfTUVUSE9EX1VOU1BFQ0lGSUVEEAASGgoWT0lEQ19BVVRIX01FVEhPRF9CQVNJQxABEhkKFU9JRENfQVVUSF9NRVRIT0RfUE9TVBACEhkKFU9JRENfQVVUSF9NRVRIT0RfTk9ORRADEiQKIE9JRENfQVVUSF9NRVRIT0RfUFJJVkFURV9LRVlfSldUEAQqmwEKEE9pZGNSZXNwb25zZVR5cGUSIgoeT0lEQ19SRVNQT05TRV9UWVBFX1VOU1BFQ0lGSUVEEAASGwoXT0lEQ19SRVNQT05TRV9UWVBFX0NPREUQARIfChtPSURDX1JFU1BPTlNFX1RZUEVfSURfVE9LRU4QAhIlCiFPSURDX1JFU1BPTlNFX1RZUEVfSURfVE9LRU5fVE9LRU4QAyq6AQoNT2lkY0dyYW50VHlwZRIfChtPSURDX0dSQU5UX1RZUEVfVU5TUEVDSUZJRUQQABImCiJPSURDX0dSQU5UX1RZUEVfQVVUSE9SSVpBVElPTl9DT0RFEAESHAoYT0lEQ19HUkFOVF9UWVBFX0lNUExJQ0lUEAISIQodT0lEQ19HUkFOVF9UWVBFX1JFRlJFU0hfVE9LRU4QAxIfChtPSURDX0dSQU5UX1RZUEVfREVWSUNFX0NPREUQBCpwCg1BcGlBdXRoTWV0aG9kEh8KG0FQSV9BVVRIX01FVEhPRF9VTlNQRUNJRklFRBAAEhkKFUFQSV9BVVRIX01FVEhPRF9CQVNJQxABEiMKH0FQSV9BVVRIX01FVEhPRF9QUklWQVRFX0tFWV9KV1QQAjL5CQoSQXBwbGljYXRpb25TZXJ2aWNlEnwKFUNyZWF0ZU9pZGNBcHBsaWNhdGlvbhIwLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVPaWRjQXBwbGljYXRpb25SZXF1ZXN0GjEuZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZU9pZGNBcHBsaWNhdGlvblJlc3BvbnNlEnkKFENyZWF0ZUFwaUFwcGxpY2F0aW9uEi8uZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZUFwaUFwcGxpY2F0aW9uUmVxdWVzdBowLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVBcGlBcHBsaWNhdGlvblJlc3BvbnNlEnwKFUNyZWF0ZVNhbWxBcHBsaWNhdGlvbhIwLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVTYW1sQXBwbGljYXRpb25SZXF1ZXN0GjEuZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZVNhbWxBcHBsaWNhdGlvblJlc3BvbnNlEmcKDkdldEFwcGxpY2F0aW9uEikuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldEFwcGxpY2F0aW9uUmVxdWVzdBoqLmdhdGVob3VzZS5hZG1pbi52MS5HZXRBcHBsaWNhdGlvblJlc3BvbnNlEm0KEExpc3RBcHBsaWNhdGlvbnMSKy5nYXRlaG91c2UuYWRtaW4udjEuTGlzdEFwcGxpY2F0aW9uc1JlcXVlc3QaLC5nYXRlaG91c2UuYWRtaW4udjEuTGlzdEFwcGxpY2F0aW9uc1Jlc3BvbnNlEqQBChFVcGRhdGVBcHBsaWNhdGlvbhIsLmdhdGVob3VzZS5hZG1pbi52MS5VcGRhdGVBcHBsaWNhdGlvblJlcXVlc3QaLS5nYXRlaG91c2UuYWRtaW4udjEuVXBkYXRlQXBwbGljYXRpb25SZXNwb25zZSIygtPkkwIsOgEqGicvdjEvcHJvamVjdHMve3Byb2plY3RfaWR9L2FwcHMve2FwcF9pZH0SfAoVRGVhY3RpdmF0ZUFwcGxpY2F0aW9uEjAuZ2F0ZWhvdXNlLmFkbWluLnYxLkRlYWN0aXZhdGVBcHBsaWNhdGlvblJlcXVlc3QaMS5nYXRlaG91c2UuYWRtaW4udjEuRGVhY3RpdmF0ZUFwcGxpY2F0aW9uUmVzcG9uc2USfAoVUmVhY3RpdmF0ZUFwcGxpY2F0aW9uEjAuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlYWN0aXZhdGVBcHBsaWNhdGlvblJlcXVlc3QaMS5nYXRlaG91c2UuYWRtaW4udjEuUmVhY3RpdmF0ZUFwcGxpY2F0aW9uUmVzcG9uc2UScAoRUmVtb3ZlQXBwbGljYXRpb24SLC5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlQXBwbGljYXRpb25SZXF1ZXN0Gi0uZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZUFwcGxpY2F0aW9uUmVzcG9uc2USfwoWUmVnZW5lcmF0ZUNsaWVudFNlY3JldBIxLmdhdGVob3VzZS5hZG1pbi52MS5SZWdlbmVyYXRlQ2xpZW50U2VjcmV0UmVxdWVzdBoyLmdhdGVob3VzZS5hZG1pbi52MS5SZWdlbmVyYXRlQ2xpZW50U2VjcmV0UmVzcG9uc2ViBnByb3RvMw", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations]);
 
 /**
  * @generated from message gatehouse.admin.v1.CreateOidcApplicationRequest
@@ -377,6 +377,13 @@ export type Application = Message<"gatehouse.admin.v1.Application"> & {
    * @generated from field: gatehouse.admin.v1.Details details = 7;
    */
   details?: Details | undefined;
+
+  /**
+   * Whether the application is active or deactivated.
+   *
+   * @generated from field: gatehouse.admin.v1.ApplicationState state = 8;
+   */
+  state: ApplicationState;
 };
 
 /**
@@ -515,6 +522,27 @@ export type ListApplicationsRequest = Message<"gatehouse.admin.v1.ListApplicatio
    * @generated from field: string project_id = 1;
    */
   projectId: string;
+
+  /**
+   * Maximum number of applications returned; 1 to 1000, default (not sent or 0) 100.
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+
+  /**
+   * When set, only applications in this state; not sent (UNSPECIFIED): every state.
+   *
+   * @generated from field: gatehouse.admin.v1.ApplicationState state = 4;
+   */
+  state: ApplicationState;
 };
 
 /**
@@ -536,7 +564,7 @@ export type ListApplicationsResponse = Message<"gatehouse.admin.v1.ListApplicati
   details?: ListDetails | undefined;
 
   /**
-   * The project's applications, ordered by creation.
+   * This page of the project's applications, ordered by creation.
    *
    * @generated from field: repeated gatehouse.admin.v1.Application apps = 2;
    */
@@ -604,6 +632,225 @@ export const UpdateApplicationResponseSchema: GenMessage<UpdateApplicationRespon
   messageDesc(file_gatehouse_admin_v1_application, 15);
 
 /**
+ * @generated from message gatehouse.admin.v1.DeactivateApplicationRequest
+ */
+export type DeactivateApplicationRequest = Message<"gatehouse.admin.v1.DeactivateApplicationRequest"> & {
+  /**
+   * Id of the project, in the selected organization; 1 to 200 characters.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Id of the application in that project; 1 to 200 characters.
+   *
+   * @generated from field: string app_id = 2;
+   */
+  appId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.DeactivateApplicationRequest.
+ * Use `create(DeactivateApplicationRequestSchema)` to create a new message.
+ */
+export const DeactivateApplicationRequestSchema: GenMessage<DeactivateApplicationRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_application, 16);
+
+/**
+ * @generated from message gatehouse.admin.v1.DeactivateApplicationResponse
+ */
+export type DeactivateApplicationResponse = Message<"gatehouse.admin.v1.DeactivateApplicationResponse"> & {
+  /**
+   * Sequence, dates and resource owner (the project's organization) of the deactivate event.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.DeactivateApplicationResponse.
+ * Use `create(DeactivateApplicationResponseSchema)` to create a new message.
+ */
+export const DeactivateApplicationResponseSchema: GenMessage<DeactivateApplicationResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_application, 17);
+
+/**
+ * @generated from message gatehouse.admin.v1.ReactivateApplicationRequest
+ */
+export type ReactivateApplicationRequest = Message<"gatehouse.admin.v1.ReactivateApplicationRequest"> & {
+  /**
+   * Id of the project, in the selected organization; 1 to 200 characters.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Id of the application in that project; 1 to 200 characters.
+   *
+   * @generated from field: string app_id = 2;
+   */
+  appId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ReactivateApplicationRequest.
+ * Use `create(ReactivateApplicationRequestSchema)` to create a new message.
+ */
+export const ReactivateApplicationRequestSchema: GenMessage<ReactivateApplicationRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_application, 18);
+
+/**
+ * @generated from message gatehouse.admin.v1.ReactivateApplicationResponse
+ */
+export type ReactivateApplicationResponse = Message<"gatehouse.admin.v1.ReactivateApplicationResponse"> & {
+  /**
+   * Sequence, dates and resource owner (the project's organization) of the reactivate event.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ReactivateApplicationResponse.
+ * Use `create(ReactivateApplicationResponseSchema)` to create a new message.
+ */
+export const ReactivateApplicationResponseSchema: GenMessage<ReactivateApplicationResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_application, 19);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveApplicationRequest
+ */
+export type RemoveApplicationRequest = Message<"gatehouse.admin.v1.RemoveApplicationRequest"> & {
+  /**
+   * Id of the project, in the selected organization; 1 to 200 characters.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Id of the application in that project; 1 to 200 characters.
+   *
+   * @generated from field: string app_id = 2;
+   */
+  appId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveApplicationRequest.
+ * Use `create(RemoveApplicationRequestSchema)` to create a new message.
+ */
+export const RemoveApplicationRequestSchema: GenMessage<RemoveApplicationRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_application, 20);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveApplicationResponse
+ */
+export type RemoveApplicationResponse = Message<"gatehouse.admin.v1.RemoveApplicationResponse"> & {
+  /**
+   * Sequence, dates and resource owner (the project's organization) of the remove event.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveApplicationResponse.
+ * Use `create(RemoveApplicationResponseSchema)` to create a new message.
+ */
+export const RemoveApplicationResponseSchema: GenMessage<RemoveApplicationResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_application, 21);
+
+/**
+ * @generated from message gatehouse.admin.v1.RegenerateClientSecretRequest
+ */
+export type RegenerateClientSecretRequest = Message<"gatehouse.admin.v1.RegenerateClientSecretRequest"> & {
+  /**
+   * Id of the project, in the selected organization; 1 to 200 characters.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Id of the application in that project; 1 to 200 characters.
+   *
+   * @generated from field: string app_id = 2;
+   */
+  appId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RegenerateClientSecretRequest.
+ * Use `create(RegenerateClientSecretRequestSchema)` to create a new message.
+ */
+export const RegenerateClientSecretRequestSchema: GenMessage<RegenerateClientSecretRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_application, 22);
+
+/**
+ * @generated from message gatehouse.admin.v1.RegenerateClientSecretResponse
+ */
+export type RegenerateClientSecretResponse = Message<"gatehouse.admin.v1.RegenerateClientSecretResponse"> & {
+  /**
+   * The new client secret, returned only here; stored hashed. The previous one no longer works.
+   *
+   * @generated from field: string client_secret = 1;
+   */
+  clientSecret: string;
+
+  /**
+   * Sequence, dates and resource owner (the project's organization) of the regenerate event.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 2;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RegenerateClientSecretResponse.
+ * Use `create(RegenerateClientSecretResponseSchema)` to create a new message.
+ */
+export const RegenerateClientSecretResponseSchema: GenMessage<RegenerateClientSecretResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_application, 23);
+
+/**
+ * Lifecycle state of an application.
+ *
+ * @generated from enum gatehouse.admin.v1.ApplicationState
+ */
+export enum ApplicationState {
+  /**
+   * @generated from enum value: APPLICATION_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * In use.
+   *
+   * @generated from enum value: APPLICATION_STATE_ACTIVE = 1;
+   */
+  ACTIVE = 1,
+
+  /**
+   * Deactivated (DeactivateApplication); settings kept, ReactivateApplication restores it.
+   *
+   * @generated from enum value: APPLICATION_STATE_INACTIVE = 2;
+   */
+  INACTIVE = 2,
+}
+
+/**
+ * Describes the enum gatehouse.admin.v1.ApplicationState.
+ */
+export const ApplicationStateSchema: GenEnum<ApplicationState> = /*@__PURE__*/
+  enumDesc(file_gatehouse_admin_v1_application, 0);
+
+/**
  * OIDC application type.
  *
  * @generated from enum gatehouse.admin.v1.OidcAppType
@@ -640,7 +887,7 @@ export enum OidcAppType {
  * Describes the enum gatehouse.admin.v1.OidcAppType.
  */
 export const OidcAppTypeSchema: GenEnum<OidcAppType> = /*@__PURE__*/
-  enumDesc(file_gatehouse_admin_v1_application, 0);
+  enumDesc(file_gatehouse_admin_v1_application, 1);
 
 /**
  * How an OIDC client authenticates at the token endpoint.
@@ -686,7 +933,7 @@ export enum OidcAuthMethod {
  * Describes the enum gatehouse.admin.v1.OidcAuthMethod.
  */
 export const OidcAuthMethodSchema: GenEnum<OidcAuthMethod> = /*@__PURE__*/
-  enumDesc(file_gatehouse_admin_v1_application, 1);
+  enumDesc(file_gatehouse_admin_v1_application, 2);
 
 /**
  * OAuth response types.
@@ -719,7 +966,7 @@ export enum OidcResponseType {
  * Describes the enum gatehouse.admin.v1.OidcResponseType.
  */
 export const OidcResponseTypeSchema: GenEnum<OidcResponseType> = /*@__PURE__*/
-  enumDesc(file_gatehouse_admin_v1_application, 2);
+  enumDesc(file_gatehouse_admin_v1_application, 3);
 
 /**
  * OAuth grant types.
@@ -757,7 +1004,7 @@ export enum OidcGrantType {
  * Describes the enum gatehouse.admin.v1.OidcGrantType.
  */
 export const OidcGrantTypeSchema: GenEnum<OidcGrantType> = /*@__PURE__*/
-  enumDesc(file_gatehouse_admin_v1_application, 3);
+  enumDesc(file_gatehouse_admin_v1_application, 4);
 
 /**
  * How an API application authenticates.
@@ -789,7 +1036,7 @@ export enum ApiAuthMethod {
  * Describes the enum gatehouse.admin.v1.ApiAuthMethod.
  */
 export const ApiAuthMethodSchema: GenEnum<ApiAuthMethod> = /*@__PURE__*/
-  enumDesc(file_gatehouse_admin_v1_application, 4);
+  enumDesc(file_gatehouse_admin_v1_application, 5);
 
 /**
  * Applications of a project: OIDC clients, API clients and SAML service providers.
@@ -851,7 +1098,9 @@ export const ApplicationService: GenService<{
     output: typeof GetApplicationResponseSchema;
   },
   /**
-   * Lists the applications of a project. Needs `project.app.read` for the project.
+   * Lists the applications of a project in creation order, a page at a time, with the total count
+   * (optionally only those in one state). Needs `project.app.read` for the project.
+   * Errors: not_found (`project.not_found`), invalid_argument (`page_token.invalid`).
    *
    * @generated from rpc gatehouse.admin.v1.ApplicationService.ListApplications
    */
@@ -873,6 +1122,59 @@ export const ApplicationService: GenService<{
     methodKind: "unary";
     input: typeof UpdateApplicationRequestSchema;
     output: typeof UpdateApplicationResponseSchema;
+  },
+  /**
+   * Deactivates an application: it keeps its settings, client id and secret hash, stays readable
+   * (GetApplication and ListApplications show APPLICATION_STATE_INACTIVE) and can be reactivated.
+   * Needs `project.app.write` for the project.
+   * Errors: not_found (`application.not_found`), failed_precondition (`application.already_inactive`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ApplicationService.DeactivateApplication
+   */
+  deactivateApplication: {
+    methodKind: "unary";
+    input: typeof DeactivateApplicationRequestSchema;
+    output: typeof DeactivateApplicationResponseSchema;
+  },
+  /**
+   * Reactivates a deactivated application, exactly as it was. Needs `project.app.write` for the project.
+   * Errors: not_found (`application.not_found`), failed_precondition (`application.not_inactive`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ApplicationService.ReactivateApplication
+   */
+  reactivateApplication: {
+    methodKind: "unary";
+    input: typeof ReactivateApplicationRequestSchema;
+    output: typeof ReactivateApplicationResponseSchema;
+  },
+  /**
+   * Removes an application for good (active or inactive): its settings and credentials are deleted and
+   * its name is free again in the project; the event log keeps its history. Removing an application
+   * that is already removed is not_found. Needs `project.app.write` for the project.
+   * Errors: not_found (`application.not_found`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ApplicationService.RemoveApplication
+   */
+  removeApplication: {
+    methodKind: "unary";
+    input: typeof RemoveApplicationRequestSchema;
+    output: typeof RemoveApplicationResponseSchema;
+  },
+  /**
+   * Generates a new client secret for an application that authenticates with one (OIDC BASIC or POST,
+   * API BASIC), active or inactive. The secret is returned only in this response and stored hashed
+   * like at creation; the previous secret stops working at once. The event never carries a secret.
+   * Needs `project.app.write` for the project.
+   * Errors: not_found (`application.not_found`), failed_precondition (`application.no_secret` for SAML
+   * applications and for auth methods without a shared secret), aborted (`store.condition_failed` when
+   * another call replaced the secret at the same moment; retry).
+   *
+   * @generated from rpc gatehouse.admin.v1.ApplicationService.RegenerateClientSecret
+   */
+  regenerateClientSecret: {
+    methodKind: "unary";
+    input: typeof RegenerateClientSecretRequestSchema;
+    output: typeof RegenerateClientSecretResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gatehouse_admin_v1_application, 0);

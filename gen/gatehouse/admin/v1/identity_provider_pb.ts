@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/admin/v1/identity_provider.proto.
  */
 export const file_gatehouse_admin_v1_identity_provider: GenFile = /*@__PURE__*/
-  fileDesc("CipnYXRlaG91c2UvYWRtaW4vdjEvaWRlbnRpdHlfcHJvdmlkZXIucHJvdG8SEmdhdGVob3VzZS5hZG1pbi52MSKrAgodQ3JlYXRlSWRlbnRpdHlQcm92aWRlclJlcXVlc3QSGAoEbmFtZRgBIAEoCUIKukgHcgUQARjIARIbCgZpc3N1ZXIYAiABKAlCC7pICHIGGNAPiAEBEh0KCWNsaWVudF9pZBgDIAEoCUIKukgHcgUQARjIARIhCg1jbGllbnRfc2VjcmV0GAQgASgJQgq6SAdyBRABGNAPEiEKBnNjb3BlcxgFIAMoCUIRukgOkgELEDIiB3IFEAEYyAESPwoMc3R5bGluZ190eXBlGAYgASgOMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLlN0eWxpbmdUeXBlQgi6SAWCAQIQARIVCg1hdXRvX3JlZ2lzdGVyGAcgASgIEhYKDmluc3RhbmNlX2xldmVsGAggASgIIl4KHkNyZWF0ZUlkZW50aXR5UHJvdmlkZXJSZXNwb25zZRIOCgZpZHBfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIjgKGkdldElkZW50aXR5UHJvdmlkZXJSZXF1ZXN0EhoKBmlkcF9pZBgBIAEoCUIKukgHcgUQARjIASJQChtHZXRJZGVudGl0eVByb3ZpZGVyUmVzcG9uc2USMQoDaWRwGAEgASgLMiQuZ2F0ZWhvdXNlLmFkbWluLnYxLklkZW50aXR5UHJvdmlkZXIi9wEKEElkZW50aXR5UHJvdmlkZXISDgoGaWRwX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGaXNzdWVyGAMgASgJEhEKCWNsaWVudF9pZBgEIAEoCRIOCgZzY29wZXMYBSADKAkSNQoMc3R5bGluZ190eXBlGAYgASgOMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLlN0eWxpbmdUeXBlEhUKDWF1dG9fcmVnaXN0ZXIYByABKAgSFgoOaW5zdGFuY2VfbGV2ZWwYCCABKAgSLAoHZGV0YWlscxgJIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIh4KHExpc3RJZGVudGl0eVByb3ZpZGVyc1JlcXVlc3QihQEKHUxpc3RJZGVudGl0eVByb3ZpZGVyc1Jlc3BvbnNlEjAKB2RldGFpbHMYASABKAsyHy5nYXRlaG91c2UuYWRtaW4udjEuTGlzdERldGFpbHMSMgoEaWRwcxgCIAMoCzIkLmdhdGVob3VzZS5hZG1pbi52MS5JZGVudGl0eVByb3ZpZGVyIq0BCh1VcGRhdGVJZGVudGl0eVByb3ZpZGVyUmVxdWVzdBIaCgZpZHBfaWQYASABKAlCCrpIB3IFEAEYyAESGAoEbmFtZRgCIAEoCUIKukgHcgUQARjIARI/CgxzdHlsaW5nX3R5cGUYAyABKA4yHy5nYXRlaG91c2UuYWRtaW4udjEuU3R5bGluZ1R5cGVCCLpIBYIBAhABEhUKDWF1dG9fcmVnaXN0ZXIYBCABKAgiTgoeVXBkYXRlSWRlbnRpdHlQcm92aWRlclJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscypECgtTdHlsaW5nVHlwZRIcChhTVFlMSU5HX1RZUEVfVU5TUEVDSUZJRUQQABIXChNTVFlMSU5HX1RZUEVfVkVORE9SEAEyswQKF0lkZW50aXR5UHJvdmlkZXJTZXJ2aWNlEn8KFkNyZWF0ZUlkZW50aXR5UHJvdmlkZXISMS5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlSWRlbnRpdHlQcm92aWRlclJlcXVlc3QaMi5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlSWRlbnRpdHlQcm92aWRlclJlc3BvbnNlEnYKE0dldElkZW50aXR5UHJvdmlkZXISLi5nYXRlaG91c2UuYWRtaW4udjEuR2V0SWRlbnRpdHlQcm92aWRlclJlcXVlc3QaLy5nYXRlaG91c2UuYWRtaW4udjEuR2V0SWRlbnRpdHlQcm92aWRlclJlc3BvbnNlEnwKFUxpc3RJZGVudGl0eVByb3ZpZGVycxIwLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0SWRlbnRpdHlQcm92aWRlcnNSZXF1ZXN0GjEuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RJZGVudGl0eVByb3ZpZGVyc1Jlc3BvbnNlEqABChZVcGRhdGVJZGVudGl0eVByb3ZpZGVyEjEuZ2F0ZWhvdXNlLmFkbWluLnYxLlVwZGF0ZUlkZW50aXR5UHJvdmlkZXJSZXF1ZXN0GjIuZ2F0ZWhvdXNlLmFkbWluLnYxLlVwZGF0ZUlkZW50aXR5UHJvdmlkZXJSZXNwb25zZSIfiAIBgtPkkwIWOgEqGhEvdjEvaWRwcy97aWRwX2lkfWIGcHJvdG8z", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations]);
+  fileDesc("CipnYXRlaG91c2UvYWRtaW4vdjEvaWRlbnRpdHlfcHJvdmlkZXIucHJvdG8SEmdhdGVob3VzZS5hZG1pbi52MSKrAgodQ3JlYXRlSWRlbnRpdHlQcm92aWRlclJlcXVlc3QSGAoEbmFtZRgBIAEoCUIKukgHcgUQARjIARIbCgZpc3N1ZXIYAiABKAlCC7pICHIGGNAPiAEBEh0KCWNsaWVudF9pZBgDIAEoCUIKukgHcgUQARjIARIhCg1jbGllbnRfc2VjcmV0GAQgASgJQgq6SAdyBRABGNAPEiEKBnNjb3BlcxgFIAMoCUIRukgOkgELEDIiB3IFEAEYyAESPwoMc3R5bGluZ190eXBlGAYgASgOMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLlN0eWxpbmdUeXBlQgi6SAWCAQIQARIVCg1hdXRvX3JlZ2lzdGVyGAcgASgIEhYKDmluc3RhbmNlX2xldmVsGAggASgIIl4KHkNyZWF0ZUlkZW50aXR5UHJvdmlkZXJSZXNwb25zZRIOCgZpZHBfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIjgKGkdldElkZW50aXR5UHJvdmlkZXJSZXF1ZXN0EhoKBmlkcF9pZBgBIAEoCUIKukgHcgUQARjIASJQChtHZXRJZGVudGl0eVByb3ZpZGVyUmVzcG9uc2USMQoDaWRwGAEgASgLMiQuZ2F0ZWhvdXNlLmFkbWluLnYxLklkZW50aXR5UHJvdmlkZXIi9wEKEElkZW50aXR5UHJvdmlkZXISDgoGaWRwX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDgoGaXNzdWVyGAMgASgJEhEKCWNsaWVudF9pZBgEIAEoCRIOCgZzY29wZXMYBSADKAkSNQoMc3R5bGluZ190eXBlGAYgASgOMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLlN0eWxpbmdUeXBlEhUKDWF1dG9fcmVnaXN0ZXIYByABKAgSFgoOaW5zdGFuY2VfbGV2ZWwYCCABKAgSLAoHZGV0YWlscxgJIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIlkKHExpc3RJZGVudGl0eVByb3ZpZGVyc1JlcXVlc3QSGwoJcGFnZV9zaXplGAEgASgNQgi6SAUqAxjoBxIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxjIASKFAQodTGlzdElkZW50aXR5UHJvdmlkZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxIyCgRpZHBzGAIgAygLMiQuZ2F0ZWhvdXNlLmFkbWluLnYxLklkZW50aXR5UHJvdmlkZXIirQEKHVVwZGF0ZUlkZW50aXR5UHJvdmlkZXJSZXF1ZXN0EhoKBmlkcF9pZBgBIAEoCUIKukgHcgUQARjIARIYCgRuYW1lGAIgASgJQgq6SAdyBRABGMgBEj8KDHN0eWxpbmdfdHlwZRgDIAEoDjIfLmdhdGVob3VzZS5hZG1pbi52MS5TdHlsaW5nVHlwZUIIukgFggECEAESFQoNYXV0b19yZWdpc3RlchgEIAEoCCJOCh5VcGRhdGVJZGVudGl0eVByb3ZpZGVyUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIjsKHVJlbW92ZUlkZW50aXR5UHJvdmlkZXJSZXF1ZXN0EhoKBmlkcF9pZBgBIAEoCUIKukgHcgUQARjIASJOCh5SZW1vdmVJZGVudGl0eVByb3ZpZGVyUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzKkQKC1N0eWxpbmdUeXBlEhwKGFNUWUxJTkdfVFlQRV9VTlNQRUNJRklFRBAAEhcKE1NUWUxJTkdfVFlQRV9WRU5ET1IQATK0BQoXSWRlbnRpdHlQcm92aWRlclNlcnZpY2USfwoWQ3JlYXRlSWRlbnRpdHlQcm92aWRlchIxLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVJZGVudGl0eVByb3ZpZGVyUmVxdWVzdBoyLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVJZGVudGl0eVByb3ZpZGVyUmVzcG9uc2USdgoTR2V0SWRlbnRpdHlQcm92aWRlchIuLmdhdGVob3VzZS5hZG1pbi52MS5HZXRJZGVudGl0eVByb3ZpZGVyUmVxdWVzdBovLmdhdGVob3VzZS5hZG1pbi52MS5HZXRJZGVudGl0eVByb3ZpZGVyUmVzcG9uc2USfAoVTGlzdElkZW50aXR5UHJvdmlkZXJzEjAuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RJZGVudGl0eVByb3ZpZGVyc1JlcXVlc3QaMS5nYXRlaG91c2UuYWRtaW4udjEuTGlzdElkZW50aXR5UHJvdmlkZXJzUmVzcG9uc2USoAEKFlVwZGF0ZUlkZW50aXR5UHJvdmlkZXISMS5nYXRlaG91c2UuYWRtaW4udjEuVXBkYXRlSWRlbnRpdHlQcm92aWRlclJlcXVlc3QaMi5nYXRlaG91c2UuYWRtaW4udjEuVXBkYXRlSWRlbnRpdHlQcm92aWRlclJlc3BvbnNlIh+IAgGC0+STAhY6ASoaES92MS9pZHBzL3tpZHBfaWR9En8KFlJlbW92ZUlkZW50aXR5UHJvdmlkZXISMS5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlSWRlbnRpdHlQcm92aWRlclJlcXVlc3QaMi5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlSWRlbnRpdHlQcm92aWRlclJlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations]);
 
 /**
  * @generated from message gatehouse.admin.v1.CreateIdentityProviderRequest
@@ -229,6 +229,19 @@ export const IdentityProviderSchema: GenMessage<IdentityProvider> = /*@__PURE__*
  * @generated from message gatehouse.admin.v1.ListIdentityProvidersRequest
  */
 export type ListIdentityProvidersRequest = Message<"gatehouse.admin.v1.ListIdentityProvidersRequest"> & {
+  /**
+   * Maximum number of identity providers returned; 1 to 1000, default (not sent or 0) 100.
+   *
+   * @generated from field: uint32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
 };
 
 /**
@@ -250,7 +263,7 @@ export type ListIdentityProvidersResponse = Message<"gatehouse.admin.v1.ListIden
   details?: ListDetails | undefined;
 
   /**
-   * The organization's and the instance's identity providers.
+   * This page of the organization's and the instance's identity providers, ordered by creation.
    *
    * @generated from field: repeated gatehouse.admin.v1.IdentityProvider idps = 2;
    */
@@ -325,6 +338,44 @@ export const UpdateIdentityProviderResponseSchema: GenMessage<UpdateIdentityProv
   messageDesc(file_gatehouse_admin_v1_identity_provider, 8);
 
 /**
+ * @generated from message gatehouse.admin.v1.RemoveIdentityProviderRequest
+ */
+export type RemoveIdentityProviderRequest = Message<"gatehouse.admin.v1.RemoveIdentityProviderRequest"> & {
+  /**
+   * Id of an identity provider of the selected organization or of the instance; 1 to 200 characters.
+   *
+   * @generated from field: string idp_id = 1;
+   */
+  idpId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveIdentityProviderRequest.
+ * Use `create(RemoveIdentityProviderRequestSchema)` to create a new message.
+ */
+export const RemoveIdentityProviderRequestSchema: GenMessage<RemoveIdentityProviderRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_identity_provider, 9);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveIdentityProviderResponse
+ */
+export type RemoveIdentityProviderResponse = Message<"gatehouse.admin.v1.RemoveIdentityProviderResponse"> & {
+  /**
+   * Sequence, dates and resource owner (the organization, or the instance id) of the remove event.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveIdentityProviderResponse.
+ * Use `create(RemoveIdentityProviderResponseSchema)` to create a new message.
+ */
+export const RemoveIdentityProviderResponseSchema: GenMessage<RemoveIdentityProviderResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_identity_provider, 10);
+
+/**
  * How the login button of a provider is styled.
  *
  * @generated from enum gatehouse.admin.v1.StylingType
@@ -385,8 +436,9 @@ export const IdentityProviderService: GenService<{
     output: typeof GetIdentityProviderResponseSchema;
   },
   /**
-   * Lists the identity providers of the selected organization and of the instance.
-   * Needs `org.idp.read` in the selected organization.
+   * Lists the identity providers of the selected organization and of the instance in creation order,
+   * a page at a time, with the total count. Needs `org.idp.read` in the selected organization.
+   * Errors: invalid_argument (`page_token.invalid`).
    *
    * @generated from rpc gatehouse.admin.v1.IdentityProviderService.ListIdentityProviders
    */
@@ -413,6 +465,22 @@ export const IdentityProviderService: GenService<{
     methodKind: "unary";
     input: typeof UpdateIdentityProviderRequestSchema;
     output: typeof UpdateIdentityProviderResponseSchema;
+  },
+  /**
+   * Removes an identity provider for good, in one transaction: every user's link to it goes with it
+   * (each removal a `user.idp_link.removed` event on that user), so no user refers to it afterwards;
+   * its name is free again. An IDP of the selected organization needs `org.idp.write` there; an
+   * instance-level IDP (whose links may belong to users of every organization) needs `iam.write` as well.
+   * Removing an IDP that is already removed is not_found.
+   * Errors: not_found (`idp.not_found` for an IDP that is neither the selected organization's nor the
+   * instance's), permission_denied (`permission.denied` for an instance-level IDP without `iam.write`).
+   *
+   * @generated from rpc gatehouse.admin.v1.IdentityProviderService.RemoveIdentityProvider
+   */
+  removeIdentityProvider: {
+    methodKind: "unary";
+    input: typeof RemoveIdentityProviderRequestSchema;
+    output: typeof RemoveIdentityProviderResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gatehouse_admin_v1_identity_provider, 0);

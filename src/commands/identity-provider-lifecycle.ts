@@ -1,0 +1,59 @@
+import { requireInstancePermission } from "../access/require-instance-permission.js";
+import { selectOrganization } from "../access/select-organization.js";
+import type { Caller, Deps } from "../context.js";
+import { authorize } from "../domain/authorization.js";
+import { DomainError, notFound } from "../domain/errors.js";
+import { detailsOfChange } from "../events/details.js";
+import type { NewEvent } from "../events/event.js";
+import { EventType } from "../events/types.js";
+import type { RowWrite } from "../store/store.js";
+import { commitAs } from "./commit-as.js";
+
+/**
+ * Removes an identity provider of the selected organization, or of the instance, with every user's
+ * link to it, in one transaction: each link's removal is a `user.idp_link.removed` event on that
+ * user (in the user's organization; links to an instance-level IDP span organizations). Permission
+ * is checked on the selected organization before the IDP is looked up, so strangers learn nothing;
+ * an instance-level IDP, whose links reach into every organization, needs `iam.write` as well.
+ */
+export async function removeIdentityProvider(deps: Deps, caller: Caller, idpId: string) {
+  const organization = await selectOrganization(deps, caller);
+  authorize(caller.principal, "org.idp.write", { orgId: organization.id });
+  const instanceId = caller.principal.instanceId;
+  const idp = await deps.store.findIdentityProviderById(idpId);
+  if (!idp || (idp.ownerId !== organization.id && idp.ownerId !== instanceId)) throw idpNotFound(idpId);
+  if (idp.orgId === null) requireInstancePermission(caller, "iam.write");
+
+  const [span, links] = await Promise.all([deps.store.aggregateSpan("idp", idp.id), deps.store.listIdpLinksOfIdp(idp.id)]);
+  const writes: RowWrite[] = [
+    ...links.map((link): RowWrite => ({ kind: "userIdpLink.delete", idpId: idp.id, externalUserId: link.externalUserId })),
+    { kind: "identityProvider.delete", id: idp.id },
+  ];
+  const events: NewEvent[] = [
+    ...links.map((link): NewEvent => ({
+      aggregateType: "user",
+      aggregateId: link.userId,
+      type: EventType.userIdpLinkRemoved,
+      payload: { idpId: idp.id, externalUserId: link.externalUserId, cause: EventType.idpRemoved },
+      resourceOwner: link.orgId,
+    })),
+    {
+      aggregateType: "idp",
+      aggregateId: idp.id,
+      type: EventType.idpRemoved,
+      payload: { name: idp.name, instanceLevel: idp.orgId === null, linksRemoved: links.length },
+      resourceOwner: idp.ownerId,
+    },
+  ];
+  try {
+    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events }), span?.first) };
+  } catch (error) {
+    // Removed concurrently: answer as the call after it would.
+    if (error instanceof DomainError && error.reason === "store.condition_failed" && !(await deps.store.findIdentityProviderById(idp.id))) {
+      throw idpNotFound(idp.id);
+    }
+    throw error;
+  }
+}
+
+const idpNotFound = (idpId: string) => notFound("idp.not_found", "the identity provider does not exist", { idpId });
