@@ -8,6 +8,8 @@ export const EventType = {
   orgAdded: "org.added",
   orgMemberAdded: "org.member.added",
   orgMemberRemoved: "org.member.removed",
+  orgDeactivated: "org.deactivated",
+  orgReactivated: "org.reactivated",
   machineUserAdded: "user.machine.added",
   personalAccessTokenAdded: "user.pat.added",
   personalAccessTokenRemoved: "user.pat.removed",

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, inArray, lte, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, lte, ne, sql } from "drizzle-orm";
 import type { StoredEvent } from "../events/event.js";
 import { toDomainError } from "./db-errors.js";
 import { openSqlite, type SqliteOptions } from "./db.js";
@@ -33,6 +33,15 @@ function userConditions(filter: { orgId: string; userNameKey?: string; emailKey?
     eq(users.orgId, filter.orgId),
     filter.userNameKey !== undefined ? eq(users.userNameKey, filter.userNameKey) : undefined,
     filter.emailKey !== undefined ? eq(users.emailKey, filter.emailKey) : undefined,
+  );
+}
+
+/** Name filter: the lower-cased key contains the lower-cased text (instr, so `%` and `_` are plain characters). */
+function organizationConditions(filter: Parameters<Store["countOrganizations"]>[0]) {
+  return and(
+    eq(organizations.instanceId, filter.instanceId),
+    filter.nameContains !== undefined ? sql`instr(${organizations.nameKey}, ${filter.nameContains}) > 0` : undefined,
+    filter.state !== undefined ? eq(organizations.state, filter.state) : undefined,
   );
 }
 
@@ -79,6 +88,19 @@ export function createSqliteStore(options: SqliteOptions): Store {
     async findOrganizationById(id) {
       return orgById.get({ id });
     },
+    async listOrganizationsPage(filter) {
+      const after = filter.afterPosition !== undefined ? gt(sql`${organizations}.rowid`, filter.afterPosition) : undefined;
+      return db
+        .select({ row: organizations, position: sql<number>`${organizations}.rowid` })
+        .from(organizations)
+        .where(and(organizationConditions(filter), after))
+        .orderBy(asc(sql`${organizations}.rowid`))
+        .limit(filter.limit)
+        .all();
+    },
+    async countOrganizations(filter) {
+      return db.select({ n: count() }).from(organizations).where(organizationConditions(filter)).get()?.n ?? 0;
+    },
     async findUserById(id) {
       return userById.get({ id });
     },
@@ -116,6 +138,24 @@ export function createSqliteStore(options: SqliteOptions): Store {
         .where(and(eq(memberships.level, level), eq(memberships.scopeId, scopeId)))
         .orderBy(asc(sql`rowid`))
         .all();
+    },
+    async listMembershipsOfScopePage(filter) {
+      const after = filter.afterPosition !== undefined ? gt(sql`${memberships}.rowid`, filter.afterPosition) : undefined;
+      return db
+        .select({ row: memberships, position: sql<number>`${memberships}.rowid` })
+        .from(memberships)
+        .where(and(eq(memberships.level, filter.level), eq(memberships.scopeId, filter.scopeId), after))
+        .orderBy(asc(sql`${memberships}.rowid`))
+        .limit(filter.limit)
+        .all();
+    },
+    async countMembershipsOfScope(level, scopeId) {
+      return db.select({ n: count() }).from(memberships).where(and(eq(memberships.level, level), eq(memberships.scopeId, scopeId))).get()?.n ?? 0;
+    },
+    async countRoleHolders(level, scopeId, role, exceptId) {
+      const holdsRole = sql`EXISTS (SELECT 1 FROM json_each(${memberships.roles}) WHERE json_each.value = ${role})`;
+      const where = and(eq(memberships.level, level), eq(memberships.scopeId, scopeId), ne(memberships.id, exceptId), holdsRole);
+      return db.select({ n: count() }).from(memberships).where(where).get()?.n ?? 0;
     },
     async findProjectById(id) {
       return db.select().from(projects).where(eq(projects.id, id)).get();

@@ -31,6 +31,11 @@ export function createSqliteWrites(db: GatehouseDb) {
       case "organization.insert":
         db.insert(organizations).values(write.row).run();
         return;
+      case "organization.setState":
+        if (db.update(organizations).set({ state: write.state }).where(and(eq(organizations.id, write.id), ne(organizations.state, write.state))).run().changes === 0) {
+          throw conditionFailed("the organization is gone or was changed concurrently");
+        }
+        return;
       case "user.insert":
         db.insert(users).values(write.row).run();
         return;
@@ -44,6 +49,7 @@ export function createSqliteWrites(db: GatehouseDb) {
         db.insert(memberships).values(write.row).run();
         return;
       case "membership.delete":
+        if (write.keepRoleHolder !== undefined) requireOtherRoleHolder(db, write.id, write.keepRoleHolder);
         // Conditional: of two concurrent removals, the second finds nothing and rolls back.
         if (db.delete(memberships).where(eq(memberships.id, write.id)).run().changes === 0) throw conditionFailed("the membership is gone");
         return;
@@ -193,4 +199,27 @@ export function createSqliteWrites(db: GatehouseDb) {
         return;
     }
   };
+}
+
+/**
+ * Inside the commit's transaction (so concurrent removals are serialized): fails unless another
+ * membership of the same scope still holds `role` after `membershipId` goes.
+ */
+function requireOtherRoleHolder(db: GatehouseDb, membershipId: string, role: string): void {
+  const membership = db.select().from(memberships).where(eq(memberships.id, membershipId)).get();
+  if (!membership || !membership.roles.includes(role)) return;
+  const others =
+    db
+      .select({ n: count() })
+      .from(memberships)
+      .where(
+        and(
+          eq(memberships.level, membership.level),
+          eq(memberships.scopeId, membership.scopeId),
+          ne(memberships.id, membershipId),
+          sql`EXISTS (SELECT 1 FROM json_each(${memberships.roles}) WHERE json_each.value = ${role})`,
+        ),
+      )
+      .get()?.n ?? 0;
+  if (others === 0) throw conditionFailed(`the last holder of ${role} would be removed`);
 }

@@ -25,6 +25,8 @@ import type {
 export type RowWrite =
   | { kind: "instance.insert"; row: InstanceRow }
   | { kind: "organization.insert"; row: OrganizationRow }
+  /** Conditional: fails the commit (`store.condition_failed`) unless the organization exists and its state changes. */
+  | { kind: "organization.setState"; id: string; state: OrganizationRow["state"] }
   | { kind: "user.insert"; row: NewUserRow }
   | { kind: "user.emailChange"; id: string; email: string; emailKey: string; verified: boolean }
   | { kind: "user.emailVerified"; id: string; activate: boolean }
@@ -65,7 +67,12 @@ export type RowWrite =
   /** Conditional: a token removed concurrently fails the commit (`store.condition_failed`). */
   | { kind: "token.delete"; id: string }
   | { kind: "membership.insert"; row: MembershipRow }
-  | { kind: "membership.delete"; id: string }
+  /**
+   * Conditional: fails the commit when the membership is gone; with `keepRoleHolder`, also when no other
+   * membership of its scope holds that role (the instance never loses its last IAM_OWNER, even to two
+   * concurrent removals).
+   */
+  | { kind: "membership.delete"; id: string; keepRoleHolder?: string }
   | { kind: "project.insert"; row: ProjectRow }
   | { kind: "projectRole.insert"; row: ProjectRoleRow }
   | { kind: "projectGrant.insert"; row: ProjectGrantRow }
@@ -94,6 +101,13 @@ export interface Commit {
   at: Date;
   writes: RowWrite[];
   events: NewEvent[];
+}
+
+/** Which organizations a list shows: those of one instance; the name contains `nameContains` (lower-cased key), the state is `state`. */
+export interface OrganizationFilter {
+  instanceId: string;
+  nameContains?: string;
+  state?: OrganizationRow["state"];
 }
 
 export interface EventFilter {
@@ -138,6 +152,9 @@ export interface Store {
 
   getInstance(): Promise<InstanceRow | undefined>;
   findOrganizationById(id: string): Promise<OrganizationRow | undefined>;
+  /** One page of the instance's organizations in creation order, after the given position, optionally filtered. */
+  listOrganizationsPage(filter: OrganizationFilter & { afterPosition?: number; limit: number }): Promise<{ row: OrganizationRow; position: number }[]>;
+  countOrganizations(filter: OrganizationFilter): Promise<number>;
   findUserById(id: string): Promise<UserRow | undefined>;
   findTokenById(id: string): Promise<TokenRow | undefined>;
   /** A user's personal access tokens, oldest first. */
@@ -160,6 +177,11 @@ export interface Store {
   findMembership(userId: string, level: MembershipRow["level"], scopeId: string): Promise<MembershipRow | undefined>;
   /** Members of one scope, in the order they were added. */
   listMembershipsOfScope(level: MembershipRow["level"], scopeId: string): Promise<MembershipRow[]>;
+  /** One page of the members of one scope, in the order they were added, after the given position. */
+  listMembershipsOfScopePage(filter: { level: MembershipRow["level"]; scopeId: string; afterPosition?: number; limit: number }): Promise<{ row: MembershipRow; position: number }[]>;
+  countMembershipsOfScope(level: MembershipRow["level"], scopeId: string): Promise<number>;
+  /** How many members of one scope hold `role`, leaving out the membership `exceptId`. */
+  countRoleHolders(level: MembershipRow["level"], scopeId: string, role: string, exceptId: string): Promise<number>;
 
   findProjectById(id: string): Promise<ProjectRow | undefined>;
   listProjectRoles(projectId: string): Promise<ProjectRoleRow[]>;
