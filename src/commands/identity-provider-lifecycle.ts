@@ -1,7 +1,6 @@
-import { requireInstancePermission } from "../access/require-instance-permission.js";
 import { selectOrganization } from "../access/select-organization.js";
 import type { Caller, Deps } from "../context.js";
-import { authorize } from "../domain/authorization.js";
+import { authorize, canInstanceWide } from "../domain/authorization.js";
 import { DomainError, notFound } from "../domain/errors.js";
 import { detailsOfChange } from "../events/details.js";
 import type { NewEvent } from "../events/event.js";
@@ -13,16 +12,17 @@ import { commitAs } from "./commit-as.js";
  * Removes an identity provider of the selected organization, or of the instance, with every user's
  * link to it, in one transaction: each link's removal is a `user.idp_link.removed` event on that
  * user (in the user's organization; links to an instance-level IDP span organizations). Permission
- * is checked on the selected organization before the IDP is looked up, so strangers learn nothing;
- * an instance-level IDP, whose links reach into every organization, needs `iam.write` as well.
+ * is checked on the selected organization before the IDP is looked up, so strangers learn nothing.
+ * An instance-level IDP, whose links reach into every organization, is removable only with
+ * `iam.write`; without it, it is not the organization's to remove: not_found, as UpdateIdentityProvider
+ * answers, so the answer is the same as for an id that names nothing.
  */
 export async function removeIdentityProvider(deps: Deps, caller: Caller, idpId: string) {
   const organization = await selectOrganization(deps, caller);
   authorize(caller.principal, "org.idp.write", { orgId: organization.id });
-  const instanceId = caller.principal.instanceId;
+  const removableOwners = canInstanceWide(caller.principal, "iam.write") ? [organization.id, caller.principal.instanceId] : [organization.id];
   const idp = await deps.store.findIdentityProviderById(idpId);
-  if (!idp || (idp.ownerId !== organization.id && idp.ownerId !== instanceId)) throw idpNotFound(idpId);
-  if (idp.orgId === null) requireInstancePermission(caller, "iam.write");
+  if (!idp || !removableOwners.includes(idp.ownerId)) throw idpNotFound(idpId);
 
   const [span, links] = await Promise.all([deps.store.aggregateSpan("idp", idp.id), deps.store.listIdpLinksOfIdp(idp.id)]);
   const writes: RowWrite[] = [

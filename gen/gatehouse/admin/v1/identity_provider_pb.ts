@@ -469,11 +469,12 @@ export const IdentityProviderService: GenService<{
   /**
    * Removes an identity provider for good, in one transaction: every user's link to it goes with it
    * (each removal a `user.idp_link.removed` event on that user), so no user refers to it afterwards;
-   * its name is free again. An IDP of the selected organization needs `org.idp.write` there; an
-   * instance-level IDP (whose links may belong to users of every organization) needs `iam.write` as well.
+   * its name is free again. Needs `org.idp.write` in the selected organization; an instance-level IDP
+   * (whose links may belong to users of every organization) needs `iam.write` as well and, to a caller
+   * without it, is not the organization's to remove (not_found, as for UpdateIdentityProvider).
    * Removing an IDP that is already removed is not_found.
-   * Errors: not_found (`idp.not_found` for an IDP that is neither the selected organization's nor the
-   * instance's), permission_denied (`permission.denied` for an instance-level IDP without `iam.write`).
+   * Errors: not_found (`idp.not_found` for an IDP that is not the selected organization's, or an
+   * instance-level IDP without `iam.write`).
    *
    * @generated from rpc gatehouse.admin.v1.IdentityProviderService.RemoveIdentityProvider
    */
