@@ -121,6 +121,8 @@ describe("who may list and remove organization members", () => {
     const viewer = await newActor(orgId, ["ORG_OWNER_VIEWER"]);
     const manager = await newActor(orgId, ["ORG_USER_MANAGER"]);
     expect((await orgs("grpc-web-http1", { token: settings.token }).listOrganizationMembers({})).details?.totalResult).toBe(3n);
+    const plain = await newActor(orgId);
+    expect(await failure(orgs("grpc-web-http1", { token: plain.token }).listOrganizationMembers({}))).toMatchObject({ code: Code.PermissionDenied });
     for (const actor of [viewer, manager, settings]) {
       expect(await failure(orgs("connect-proto-h2c", { token: actor.token }).removeOrganizationMember({ userId: viewer.userId }))).toMatchObject({
         code: Code.PermissionDenied,
