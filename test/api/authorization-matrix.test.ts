@@ -56,11 +56,21 @@ const ceilingRows = (rpc: string, build: (kind: "plain" | "orgOwner" | "iamOwner
 const TABLE: Row[] = [
   { rpc: `${I}GetInstance`, write: false, request: r.getInstance, allowed: IAM_READ },
   { rpc: `${I}AddInstanceMember`, write: true, request: r.addInstanceMember, allowed: IAM_WRITE },
+  { rpc: `${I}ListInstanceMembers`, write: false, request: r.listInstanceMembers, allowed: IAM_READ },
+  { rpc: `${I}RemoveInstanceMember`, write: true, request: r.removeInstanceMember, allowed: IAM_WRITE },
 
   { rpc: `${O}CreateOrganization`, write: true, request: r.createOrganization, allowed: IAM_WRITE },
   // Names A by id: an owner of C holds no org.read in A, wherever it acts.
   { rpc: `${O}GetOrganization`, write: false, request: r.getOrganization, allowed: ORG_READ },
   { rpc: `${O}AddOrganizationMember`, write: true, request: r.addOrganizationMember, allowed: [...ORG_OWNERS, OWN] },
+  // Instance scope: `iam.read` (OrganizationService comment), whatever organization is selected.
+  { rpc: `${O}ListOrganizations`, write: false, request: r.listOrganizations, allowed: IAM_READ },
+  // Who holds rights in an organization is part of reading it: `org.read`; an owner of C lists C's.
+  { rpc: `${O}ListOrganizationMembers`, write: false, request: r.listOrganizationMembers, allowed: [...ORG_READ, OWN] },
+  { rpc: `${O}RemoveOrganizationMember`, write: true, request: r.removeOrganizationMember, allowed: ORG_OWNERS, ...HIDDEN },
+  // Shuts out every user of the organization: an instance decision (`iam.write`), never an organization's own.
+  { rpc: `${O}DeactivateOrganization`, write: true, request: r.deactivateOrganization, allowed: IAM_WRITE },
+  { rpc: `${O}ReactivateOrganization`, write: true, request: r.reactivateOrganization, allowed: IAM_WRITE },
 
   { rpc: `${U}CreateHumanUser`, write: true, request: r.createHumanUser, allowed: [...USER_WRITE, OWN] },
   { rpc: `${U}CreateMachineUser`, write: true, request: r.createMachineUser, allowed: [...USER_WRITE, OWN] },

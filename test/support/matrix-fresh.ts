@@ -88,8 +88,10 @@ export class FreshTargets {
     return user;
   }
 
-  async organization(): Promise<string> {
-    return (await this.as(OrganizationService).createOrganization({ name: uniqueName("Matrix Org") })).organizationId;
+  async organization(inactive = false): Promise<string> {
+    const { organizationId } = await this.as(OrganizationService).createOrganization({ name: uniqueName("Matrix Org") });
+    if (inactive) await this.as(OrganizationService).deactivateOrganization({ organizationId });
+    return organizationId;
   }
 
   async application(orgId: string, projectId: string): Promise<string> {

@@ -50,6 +50,17 @@ export const requests = {
   createOrganization: fixed(() => ({ name: uniqueName("Matrix Org") })),
   getOrganization: fixed((w) => ({ organizationId: w.orgA })),
   addOrganizationMember: async (w: MatrixWorld) => ({ input: { userId: (await w.fresh.machineUser(w.orgA)).userId, roles: ["ORG_OWNER_VIEWER"] } }),
+  listInstanceMembers: fixed(() => ({ pageSize: 5 })),
+  /** A fresh instance viewer each cell (never the last IAM_OWNER), so an allowed caller's call succeeds. */
+  removeInstanceMember: async (w: MatrixWorld) => ({ input: { userId: (await w.fresh.withInstanceRoles(await w.fresh.machineUser(w.orgA), ["IAM_OWNER_VIEWER"])).userId } }),
+  listOrganizations: fixed(() => ({ pageSize: 5 })),
+  listOrganizationMembers: fixed(() => ({ pageSize: 5 })),
+  removeOrganizationMember: async (w: MatrixWorld) => ({
+    input: { userId: (await w.fresh.withOrgRoles(await w.fresh.machineUser(w.orgA), w.orgA, ["ORG_OWNER_VIEWER"])).userId },
+  }),
+  /** A fresh organization each cell: deactivating A would shut out the matrix's own callers. */
+  deactivateOrganization: async (w: MatrixWorld) => ({ input: { organizationId: await w.fresh.organization() } }),
+  reactivateOrganization: async (w: MatrixWorld) => ({ input: { organizationId: await w.fresh.organization(true) } }),
 
   createHumanUser: fixed(() => {
     const userName = uniqueName("matrix-new-human");
