@@ -43,14 +43,14 @@ export const EventType = {
   projectGrantMemberRemoved: "project.grant.member.removed",
   applicationAdded: "application.added",
   applicationChanged: "application.changed",
-  idpAdded: "idp.added",
-  idpChanged: "idp.changed",
   applicationDeactivated: "application.deactivated",
   applicationReactivated: "application.reactivated",
   applicationRemoved: "application.removed",
   /** Never carries the secret. */
   applicationClientSecretRegenerated: "application.client_secret.regenerated",
-} as const;
+  idpAdded: "idp.added",
+  idpChanged: "idp.changed",
   idpRemoved: "idp.removed",
   /** On the user aggregate: its link to a removed IDP went with the IDP. */
   userIdpLinkRemoved: "user.idp_link.removed",
+} as const;

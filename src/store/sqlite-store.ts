@@ -178,6 +178,42 @@ export function createSqliteStore(options: SqliteOptions): Store {
     async listIdentityProvidersOf(ownerIds) {
       return db.select().from(identityProviders).where(inArray(identityProviders.ownerId, ownerIds)).orderBy(asc(sql`rowid`)).all();
     },
+    async listApplicationsPage(filter) {
+      const after = filter.afterPosition !== undefined ? gt(sql`${applications}.rowid`, filter.afterPosition) : undefined;
+      return db
+        .select({ row: applications, position: sql<number>`${applications}.rowid` })
+        .from(applications)
+        .where(and(applicationConditions(filter), after))
+        .orderBy(asc(sql`${applications}.rowid`))
+        .limit(filter.limit)
+        .all();
+    },
+    async countApplications(filter) {
+      return db.select({ n: count() }).from(applications).where(applicationConditions(filter)).get()?.n ?? 0;
+    },
+    async listIdentityProvidersPage(filter) {
+      const after = filter.afterPosition !== undefined ? gt(sql`${identityProviders}.rowid`, filter.afterPosition) : undefined;
+      return db
+        .select({ row: identityProviders, position: sql<number>`${identityProviders}.rowid` })
+        .from(identityProviders)
+        .where(and(inArray(identityProviders.ownerId, filter.ownerIds), after))
+        .orderBy(asc(sql`${identityProviders}.rowid`))
+        .limit(filter.limit)
+        .all();
+    },
+    async countIdentityProviders(filter) {
+      return db.select({ n: count() }).from(identityProviders).where(inArray(identityProviders.ownerId, filter.ownerIds)).get()?.n ?? 0;
+    },
+    async listIdpLinksOfIdp(idpId) {
+      const rows = db
+        .select({ link: userIdpLinks, orgId: users.orgId })
+        .from(userIdpLinks)
+        .innerJoin(users, eq(users.id, userIdpLinks.userId))
+        .where(eq(userIdpLinks.idpId, idpId))
+        .orderBy(asc(sql`${userIdpLinks}.rowid`))
+        .all();
+      return rows.map(({ link, orgId }) => ({ ...link, orgId }));
+    },
     async listIdpLinksOfUser(userId) {
       return db.select().from(userIdpLinks).where(eq(userIdpLinks.userId, userId)).orderBy(asc(sql`rowid`)).all();
     },
@@ -217,42 +253,6 @@ export function createSqliteStore(options: SqliteOptions): Store {
     },
     async getSmtpConfig(instanceId) {
       return db.select().from(smtpConfigs).where(eq(smtpConfigs.instanceId, instanceId)).get();
-    },
-    async listApplicationsPage(filter) {
-      const after = filter.afterPosition !== undefined ? gt(sql`${applications}.rowid`, filter.afterPosition) : undefined;
-      return db
-        .select({ row: applications, position: sql<number>`${applications}.rowid` })
-        .from(applications)
-        .where(and(applicationConditions(filter), after))
-        .orderBy(asc(sql`${applications}.rowid`))
-        .limit(filter.limit)
-        .all();
-    },
-    async countApplications(filter) {
-      return db.select({ n: count() }).from(applications).where(applicationConditions(filter)).get()?.n ?? 0;
-    },
-    async listIdentityProvidersPage(filter) {
-      const after = filter.afterPosition !== undefined ? gt(sql`${identityProviders}.rowid`, filter.afterPosition) : undefined;
-      return db
-        .select({ row: identityProviders, position: sql<number>`${identityProviders}.rowid` })
-        .from(identityProviders)
-        .where(and(inArray(identityProviders.ownerId, filter.ownerIds), after))
-        .orderBy(asc(sql`${identityProviders}.rowid`))
-        .limit(filter.limit)
-        .all();
-    },
-    async countIdentityProviders(filter) {
-      return db.select({ n: count() }).from(identityProviders).where(inArray(identityProviders.ownerId, filter.ownerIds)).get()?.n ?? 0;
-    },
-    async listIdpLinksOfIdp(idpId) {
-      const rows = db
-        .select({ link: userIdpLinks, orgId: users.orgId })
-        .from(userIdpLinks)
-        .innerJoin(users, eq(users.id, userIdpLinks.userId))
-        .where(eq(userIdpLinks.idpId, idpId))
-        .orderBy(asc(sql`${userIdpLinks}.rowid`))
-        .all();
-      return rows.map(({ link, orgId }) => ({ ...link, orgId }));
     },
     async listEvents(filter) {
       return eventLog.list(filter);

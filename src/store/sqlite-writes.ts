@@ -74,12 +74,6 @@ export function createSqliteWrites(db: GatehouseDb) {
       case "identityProvider.replace":
         db.update(identityProviders).set(write.fields).where(eq(identityProviders.id, write.id)).run();
         return;
-      case "user.emailChange":
-        db.update(users).set({ email: write.email, emailKey: write.emailKey, emailVerified: write.verified }).where(eq(users.id, write.id)).run();
-        return;
-      case "user.emailVerified":
-        db.update(users)
-          .set({ emailVerified: true, ...(write.activate ? { state: "active" as const } : {}) })
       case "application.setState":
         if (db.update(applications).set({ state: write.state }).where(and(eq(applications.id, write.id), ne(applications.state, write.state))).run().changes === 0) {
           throw conditionFailed("the application is gone or was changed concurrently");
@@ -106,6 +100,12 @@ export function createSqliteWrites(db: GatehouseDb) {
         if (db.delete(identityProviders).where(eq(identityProviders.id, write.id)).run().changes === 0) throw conditionFailed("the identity provider is gone");
         return;
       }
+      case "user.emailChange":
+        db.update(users).set({ email: write.email, emailKey: write.emailKey, emailVerified: write.verified }).where(eq(users.id, write.id)).run();
+        return;
+      case "user.emailVerified":
+        db.update(users)
+          .set({ emailVerified: true, ...(write.activate ? { state: "active" as const } : {}) })
           .where(eq(users.id, write.id))
           .run();
         return;
@@ -138,16 +138,16 @@ export function createSqliteWrites(db: GatehouseDb) {
         db.delete(outbox).where(eq(outbox.userId, write.userId)).run();
         return;
       case "userIdpLink.insert":
+        // The link column has no foreign key; this keeps a link from naming an IDP removed since it was checked.
+        if (!db.select({ id: identityProviders.id }).from(identityProviders).where(eq(identityProviders.id, write.row.idpId)).get()) {
+          throw failedPrecondition("idp.not_found", "the identity provider was removed", { configId: write.row.idpId });
+        }
         db.insert(userIdpLinks).values(write.row).run();
         return;
       case "code.replace":
         // One pending code per user and kind: the new one voids the old.
         db.delete(oneTimeCodes).where(and(eq(oneTimeCodes.userId, write.row.userId), eq(oneTimeCodes.kind, write.row.kind))).run();
         db.insert(oneTimeCodes).values(write.row).run();
-        // The link column has no foreign key; this keeps a link from naming an IDP removed since it was checked.
-        if (!db.select({ id: identityProviders.id }).from(identityProviders).where(eq(identityProviders.id, write.row.idpId)).get()) {
-          throw failedPrecondition("idp.not_found", "the identity provider was removed", { configId: write.row.idpId });
-        }
         return;
       case "code.void":
         db.delete(oneTimeCodes).where(and(eq(oneTimeCodes.userId, write.userId), eq(oneTimeCodes.kind, write.codeKind))).run();

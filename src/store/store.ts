@@ -78,6 +78,12 @@ export type RowWrite =
   | { kind: "projectGrant.insert"; row: ProjectGrantRow }
   | { kind: "application.insert"; row: ApplicationRow }
   | { kind: "application.rename"; id: string; name: string; nameKey: string }
+  /** Conditional: fails the commit (`store.condition_failed`) unless the application exists and its state changes. */
+  | { kind: "application.setState"; id: string; state: ApplicationRow["state"] }
+  /** Conditional: only while the stored hash is still `previousHash`, so of two concurrent regenerations one wins. */
+  | { kind: "application.replaceSecretHash"; id: string; previousHash: string | null; hash: string }
+  /** Conditional: fails the commit when the application is gone. */
+  | { kind: "application.delete"; id: string }
   | { kind: "identityProvider.insert"; row: IdentityProviderRow }
   | { kind: "identityProvider.replace"; id: string; fields: Pick<IdentityProviderRow, "name" | "nameKey" | "stylingType" | "autoRegister"> }
   /** Conditional: fails the commit when the link is gone (its user removed concurrently). */
@@ -92,15 +98,15 @@ export type RowWrite =
 export interface Commit {
   instanceId: string;
   actor: string;
-  /** Conditional: fails the commit (`store.condition_failed`) unless the application exists and its state changes. */
-  | { kind: "application.setState"; id: string; state: ApplicationRow["state"] }
-  /** Conditional: only while the stored hash is still `previousHash`, so of two concurrent regenerations one wins. */
-  | { kind: "application.replaceSecretHash"; id: string; previousHash: string | null; hash: string }
-  /** Conditional: fails the commit when the application is gone. */
-  | { kind: "application.delete"; id: string }
   at: Date;
   writes: RowWrite[];
   events: NewEvent[];
+}
+
+/** Which applications a list shows: those of one project, optionally only one state. */
+export interface ApplicationFilter {
+  projectId: string;
+  state?: ApplicationRow["state"];
 }
 
 /** Which organizations a list shows: those of one instance; the name contains `nameContains` (lower-cased key), the state is `state`. */
@@ -117,19 +123,6 @@ export interface EventFilter {
   /** Only events with sequence >= this. */
   fromSequence?: number;
   /** Only events with sequence > this (page cursor). */
-/** Which applications a list shows: those of one project, optionally only one state. */
-export interface ApplicationFilter {
-  projectId: string;
-  state?: ApplicationRow["state"];
-}
-
-/** Which organizations a list shows: those of one instance; the name contains `nameContains` (lower-cased key), the state is `state`. */
-export interface OrganizationFilter {
-  instanceId: string;
-  nameContains?: string;
-  state?: OrganizationRow["state"];
-}
-
   afterSequence?: number;
   limit: number;
 }
@@ -192,6 +185,14 @@ export interface Store {
   findIdentityProviderById(id: string): Promise<IdentityProviderRow | undefined>;
   /** Identity providers owned by any of `ownerIds` (organization and instance ids), in creation order. */
   listIdentityProvidersOf(ownerIds: string[]): Promise<IdentityProviderRow[]>;
+  /** One page of a project's applications in creation order, after the given position, optionally of one state. */
+  listApplicationsPage(filter: ApplicationFilter & { afterPosition?: number; limit: number }): Promise<{ row: ApplicationRow; position: number }[]>;
+  countApplications(filter: ApplicationFilter): Promise<number>;
+  /** One page of the identity providers owned by any of `ownerIds`, in creation order, after the given position. */
+  listIdentityProvidersPage(filter: { ownerIds: string[]; afterPosition?: number; limit: number }): Promise<{ row: IdentityProviderRow; position: number }[]>;
+  countIdentityProviders(filter: { ownerIds: string[] }): Promise<number>;
+  /** Every user's link to an IDP, with the linked user's organization, oldest first. */
+  listIdpLinksOfIdp(idpId: string): Promise<(UserIdpLinkRow & { orgId: string })[]>;
 
   listEvents(filter: EventFilter): Promise<StoredEvent[]>;
   countEvents(filter: Omit<EventFilter, "afterSequence" | "limit">): Promise<number>;
@@ -204,11 +205,3 @@ export interface Store {
 
   close(): Promise<void>;
 }
-  /** One page of a project's applications in creation order, after the given position, optionally of one state. */
-  listApplicationsPage(filter: ApplicationFilter & { afterPosition?: number; limit: number }): Promise<{ row: ApplicationRow; position: number }[]>;
-  countApplications(filter: ApplicationFilter): Promise<number>;
-  /** One page of the identity providers owned by any of `ownerIds`, in creation order, after the given position. */
-  listIdentityProvidersPage(filter: { ownerIds: string[]; afterPosition?: number; limit: number }): Promise<{ row: IdentityProviderRow; position: number }[]>;
-  countIdentityProviders(filter: { ownerIds: string[] }): Promise<number>;
-  /** Every user's link to an IDP, with the linked user's organization, oldest first. */
-  listIdpLinksOfIdp(idpId: string): Promise<(UserIdpLinkRow & { orgId: string })[]>;
