@@ -111,12 +111,27 @@ const TABLE: Row[] = [
   { rpc: `${A}GetApplication`, write: false, request: r.getApplication, allowed: PROJECT_READ, ...HIDDEN },
   { rpc: `${A}ListApplications`, write: false, request: r.listApplications, allowed: PROJECT_READ, ...HIDDEN },
   { rpc: `${A}UpdateApplication`, write: true, request: r.updateApplication, allowed: PROJECT_WRITE, ...HIDDEN },
+  // Lifecycle of an app: `project.app.write` for the project, like UpdateApplication.
+  { rpc: `${A}DeactivateApplication`, write: true, request: r.freshApplication, allowed: PROJECT_WRITE, ...HIDDEN },
+  { rpc: `${A}ReactivateApplication`, write: true, request: r.reactivateApplication, allowed: PROJECT_WRITE, ...HIDDEN },
+  { rpc: `${A}RemoveApplication`, write: true, request: r.freshApplication, allowed: PROJECT_WRITE, ...HIDDEN },
+  { rpc: `${A}RegenerateClientSecret`, write: true, request: r.freshApplication, allowed: PROJECT_WRITE, ...HIDDEN },
 
   { rpc: `${D}CreateIdentityProvider`, write: true, request: r.createIdentityProvider(false), allowed: [...IDP_WRITE, OWN] },
   { rpc: `${D}CreateIdentityProvider`, variant: "instance_level", write: true, request: r.createIdentityProvider(true), allowed: IAM_WRITE },
   { rpc: `${D}GetIdentityProvider`, write: false, request: r.getIdentityProvider, allowed: IDP_READ, ...HIDDEN },
   { rpc: `${D}ListIdentityProviders`, write: false, request: r.listIdentityProviders, allowed: [...IDP_READ, OWN] },
   { rpc: `${D}UpdateIdentityProvider`, write: true, request: r.updateIdentityProvider, allowed: IDP_WRITE, ...HIDDEN },
+  { rpc: `${D}RemoveIdentityProvider`, write: true, request: r.removeIdentityProvider(false), allowed: IDP_WRITE, ...HIDDEN },
+  // An instance-level IDP needs `iam.write` too; to org.idp writers without it, it is not their organization's (not_found).
+  {
+    rpc: `${D}RemoveIdentityProvider`,
+    variant: "instance_level",
+    write: true,
+    request: r.removeIdentityProvider(true),
+    allowed: IAM_WRITE,
+    notFound: ["ORG_OWNER", "ORG_SETTINGS_MANAGER", OWN],
+  },
 
   // "Every call needs iam.write (IAM_OWNER)" (SmtpService comment): the viewer does not even read it.
   // Rows run in this order, so the IAM_OWNER cells create, read, change, test and remove one configuration.

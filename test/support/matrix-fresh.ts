@@ -104,14 +104,19 @@ export class FreshTargets {
     return appId;
   }
 
-  async identityProvider(orgId: string): Promise<string> {
+  async identityProvider(orgId: string, instanceLevel = false): Promise<string> {
     const { idpId } = await this.as(IdentityProviderService, orgId).createIdentityProvider({
       name: uniqueName("Matrix IDP"),
       issuer: "https://sso.example.com",
       clientId: "gatehouse",
       clientSecret: "matrix-client-secret",
+      instanceLevel,
     });
     return idpId;
+  }
+
+  async deactivateApplication(orgId: string, projectId: string, appId: string): Promise<void> {
+    await this.as(ApplicationService, orgId).deactivateApplication({ projectId, appId });
   }
 
   /** A member of the grant (no roles: a member with no rights), ready to be removed. */

@@ -124,6 +124,13 @@ export const requests = {
   getApplication: fixed((w) => ({ projectId: w.p1, appId: w.appId })),
   listApplications: fixed((w) => ({ projectId: w.p1 })),
   updateApplication: async (w: MatrixWorld) => ({ input: { projectId: w.p1, appId: await w.fresh.application(w.orgA, w.p1), name: uniqueName("Renamed") } }),
+  /** Application lifecycle: a fresh (confidential) app each cell, so an allowed caller's call succeeds. */
+  freshApplication: async (w: MatrixWorld) => ({ input: { projectId: w.p1, appId: await w.fresh.application(w.orgA, w.p1) } }),
+  reactivateApplication: async (w: MatrixWorld) => {
+    const appId = await w.fresh.application(w.orgA, w.p1);
+    await w.fresh.deactivateApplication(w.orgA, w.p1, appId);
+    return { input: { projectId: w.p1, appId } };
+  },
 
   createIdentityProvider: (instanceLevel: boolean) =>
     fixed(() => ({
@@ -136,6 +143,8 @@ export const requests = {
   getIdentityProvider: fixed((w) => ({ idpId: w.idpId })),
   listIdentityProviders: fixed(() => ({})),
   updateIdentityProvider: async (w: MatrixWorld) => ({ input: { idpId: await w.fresh.identityProvider(w.orgA), name: uniqueName("Renamed SSO") } }),
+  /** A fresh IDP of organization A, or of the instance, each cell. */
+  removeIdentityProvider: (instanceLevel: boolean) => async (w: MatrixWorld) => ({ input: { idpId: await w.fresh.identityProvider(w.orgA, instanceLevel) } }),
 
   createSmtpConfig: fixed(() => smtpConfig),
   getSmtpConfig: fixed(() => ({})),
