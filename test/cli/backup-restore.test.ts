@@ -7,7 +7,7 @@ import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { dataFiles } from "../../src/config.js";
 import { Clients } from "../support/clients.js";
 import { expectOneLineFailure, freshDir, killStartedCommands, runGatehouse, serveGatehouse, stopGatehouse } from "../support/command.js";
-import { startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
+import { makeTestCa, startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
 
 const root = freshDir("backup");
 const clients: Clients[] = [];
@@ -64,14 +64,16 @@ const backupFile = join(root, "gatehouse-backup.db");
 
 describe("gatehouse backup while serving under write load, then restore and serve", () => {
   it("the restored data dir serves every user acknowledged before the backup started, the admin token, and the sealed SMTP password", async () => {
-    relay = await startSmtpServer({ tls: "none", auth: { user: SMTP_USER, pass: SMTP_PASSWORD } });
+    // The password only travels over TLS: a relay with STARTTLS and a certificate from a test CA.
+    const ca = makeTestCa();
+    relay = await startSmtpServer({ tls: "starttls", certificate: { key: ca.key, cert: ca.cert }, auth: { user: SMTP_USER, pass: SMTP_PASSWORD } });
     const source = await serveGatehouse(sourceDir);
     const adminToken = readFileSync(dataFiles({ dataDir: sourceDir }).adminToken, "utf8").trim();
     const sourceClients = new Clients(source.url);
     clients.push(sourceClients);
     await sourceClients
       .client(SmtpService, "connect-json-http1", { token: adminToken })
-      .createSmtpConfig({ senderAddress: "gatehouse@example.com", senderName: "Gatehouse", tls: false, host: `127.0.0.1:${relay.port}`, user: SMTP_USER, password: SMTP_PASSWORD });
+      .createSmtpConfig({ senderAddress: "gatehouse@example.com", senderName: "Gatehouse", tls: true, host: `127.0.0.1:${relay.port}`, user: SMTP_USER, password: SMTP_PASSWORD });
 
     const load = startWriteLoop(sourceClients.client(UserService, "connect-json-http1", { token: adminToken }));
     await until(() => load.acknowledged.length >= 50 || load.errors.length > 0, "the write loop to get going");
@@ -104,7 +106,7 @@ describe("gatehouse backup while serving under write load, then restore and serv
     expect(restore.stdout).toMatch(new RegExp(`^restored \\d+ events \\(up to sequence \\d+\\) into ${restoredDir}; start it with: gatehouse serve --data-dir ${restoredDir}\\n$`));
     expect(statSync(dataFiles({ dataDir: restoredDir }).masterKey).mode & 0o777).toBe(0o600);
 
-    const restored = await serveGatehouse(restoredDir);
+    const restored = await serveGatehouse(restoredDir, ["--smtp-ca-file", ca.caFile]);
     const restoredClients = new Clients(restored.url);
     clients.push(restoredClients);
     const users = restoredClients.client(UserService, "connect-json-http1", { token: adminToken });
@@ -135,7 +137,7 @@ describe("gatehouse backup while serving under write load, then restore and serv
     expect((await smtp.getSmtpConfig({})).config?.hasPassword).toBe(true);
     // The password opens with the restored key: the relay accepts the login made with it.
     const test = await smtp.testSmtpConfig({ receiverAddress: "restore-check@example.com" });
-    expect(test.steps.find((step) => step.step === "auth")).toMatchObject({ ok: true });
+    expect(test.steps.find((step) => step.step === "auth"), JSON.stringify(test.steps)).toMatchObject({ ok: true });
     expect(test.ok).toBe(true);
     await stopGatehouse(restored);
   });

@@ -12,11 +12,14 @@ import { freshDir, killStartedCommands, type RunningCommand, spawnProgram } from
 // Exactly what an operator (or systemd, a container runtime, a process manager) runs and signals:
 // `npm start`, and the signal goes to npm's pid only, not to a process group.
 const root = freshDir("signals");
-const serverPids: number[] = [];
+const npmPids: number[] = [];
 afterEach(async () => {
-  // A failed test must not leave the server behind: it is npm's child, killed by its own pid.
-  for (const pid of serverPids.splice(0)) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+  // A failed test must not leave the server behind: npm's descendants are killed by their own pids.
+  const descendants = npmPids.splice(0).flatMap(function all(pid: number): number[] {
+    return childrenOf(pid).flatMap((child) => [child, ...all(child)]);
+  });
   await killStartedCommands();
+  for (const pid of descendants) if (isAlive(pid)) process.kill(pid, "SIGKILL");
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -72,9 +75,9 @@ interface Started {
 async function npmStart(name: string): Promise<Started> {
   const dataDir = join(root, name);
   const npm = spawnProgram("npm", ["start"], { env: { GATEHOUSE_PORT: "0", GATEHOUSE_DATA_DIR: dataDir } });
+  npmPids.push(npm.pid);
   const listening = await npm.waitForLog("gatehouse listening");
   const children = childrenOf(npm.pid);
-  serverPids.push(...children);
   expect(children).toHaveLength(1);
   const serverPid = children[0]!;
   expect(commandLineOf(serverPid)).toBe("node dist/src/main.js serve");

@@ -142,7 +142,9 @@ export function spawnGatehouse(args: string[], options: CommandOptions = {}): Ru
 
 /** Runs `gatehouse ARGS` to its end. */
 export function runGatehouse(args: string[], options: CommandOptions = {}): Promise<CommandResult> {
-  return spawnGatehouse(args, options).waitForExit();
+  // Well within the test timeout, so a command that does not end (e.g. a server that should have
+  // refused to start) fails the test with its output instead of a bare timeout.
+  return spawnGatehouse(args, options).waitForExit(20_000);
 }
 
 export interface ServingGatehouse {
@@ -167,15 +169,19 @@ export async function stopGatehouse(server: ServingGatehouse): Promise<CommandRe
   return result;
 }
 
-/** Kills every child still running (a failed test must not leave servers behind). */
+/**
+ * Kills every child still running (a failed test must not leave servers behind). Waits for "exit",
+ * not "close": a grandchild that outlived it (npm's) may still hold the output pipes open.
+ */
 export async function killStartedCommands(): Promise<void> {
   const children = [...started];
+  started.clear();
   await Promise.all(
     children.map(
       (child) =>
         new Promise<void>((resolve) => {
           if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once("close", () => resolve());
+          child.once("exit", () => resolve());
           child.kill("SIGKILL");
         }),
     ),
