@@ -15,9 +15,8 @@ const root = freshDir("signals");
 const npmPids: number[] = [];
 afterEach(async () => {
   // A failed test must not leave the server behind: npm's descendants are killed by their own pids.
-  const descendants = npmPids.splice(0).flatMap(function all(pid: number): number[] {
-    return childrenOf(pid).flatMap((child) => [child, ...all(child)]);
-  });
+  const descendantsOf = (pid: number): number[] => childrenOf(pid).flatMap((child) => [child, ...descendantsOf(child)]);
+  const descendants = npmPids.splice(0).flatMap(descendantsOf);
   await killStartedCommands();
   for (const pid of descendants) if (isAlive(pid)) process.kill(pid, "SIGKILL");
 });
