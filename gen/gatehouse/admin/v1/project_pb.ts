@@ -2,8 +2,8 @@
 // @generated from file gatehouse/admin/v1/project.proto (package gatehouse.admin.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import type { Details, ListDetails } from "./details_pb.js";
 import { file_gatehouse_admin_v1_details } from "./details_pb.js";
@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/admin/v1/project.proto.
  */
 export const file_gatehouse_admin_v1_project: GenFile = /*@__PURE__*/
-  fileDesc("CiBnYXRlaG91c2UvYWRtaW4vdjEvcHJvamVjdC5wcm90bxISZ2F0ZWhvdXNlLmFkbWluLnYxIjAKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhgKBG5hbWUYASABKAlCCrpIB3IFEAEYyAEiWQoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEhIKCnByb2plY3RfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIjMKEUdldFByb2plY3RSZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAEiQgoSR2V0UHJvamVjdFJlc3BvbnNlEiwKB3Byb2plY3QYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuUHJvamVjdCKJAQoHUHJvamVjdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoFcm9sZXMYAyADKAsyHy5nYXRlaG91c2UuYWRtaW4udjEuUHJvamVjdFJvbGUSLAoHZGV0YWlscxgEIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIjUKC1Byb2plY3RSb2xlEhAKCHJvbGVfa2V5GAEgASgJEhQKDGRpc3BsYXlfbmFtZRgCIAEoCSJ1ChVBZGRQcm9qZWN0Um9sZVJlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIARIcCghyb2xlX2tleRgCIAEoCUIKukgHcgUQARjIARIeCgxkaXNwbGF5X25hbWUYAyABKAlCCLpIBXIDGMgBIkYKFkFkZFByb2plY3RSb2xlUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIngKF0FkZFByb2plY3RNZW1iZXJSZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESGwoHdXNlcl9pZBgCIAEoCUIKukgHcgUQARjIARIgCgVyb2xlcxgDIAMoCUIRukgOkgELEAoiB3IFEAEYyAEiSAoYQWRkUHJvamVjdE1lbWJlclJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyKOAQoZQ3JlYXRlUHJvamVjdEdyYW50UmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEisKF2dyYW50ZWRfb3JnYW5pemF0aW9uX2lkGAIgASgJQgq6SAdyBRABGMgBEiQKCXJvbGVfa2V5cxgDIAMoCUIRukgOkgELEGQiB3IFEAEYyAEiXAoaQ3JlYXRlUHJvamVjdEdyYW50UmVzcG9uc2USEAoIZ3JhbnRfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIlYKFkdldFByb2plY3RHcmFudFJlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIARIcCghncmFudF9pZBgCIAEoCUIKukgHcgUQARjIASJKChdHZXRQcm9qZWN0R3JhbnRSZXNwb25zZRIvCgVncmFudBgBIAEoCzIgLmdhdGVob3VzZS5hZG1pbi52MS5Qcm9qZWN0R3JhbnQilgEKDFByb2plY3RHcmFudBIQCghncmFudF9pZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEh8KF2dyYW50ZWRfb3JnYW5pemF0aW9uX2lkGAMgASgJEhEKCXJvbGVfa2V5cxgEIAMoCRIsCgdkZXRhaWxzGAUgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMimwEKHEFkZFByb2plY3RHcmFudE1lbWJlclJlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIARIcCghncmFudF9pZBgCIAEoCUIKukgHcgUQARjIARIbCgd1c2VyX2lkGAMgASgJQgq6SAdyBRABGMgBEiAKBXJvbGVzGAQgAygJQhG6SA6SAQsQCiIHcgUQARjIASJNCh1BZGRQcm9qZWN0R3JhbnRNZW1iZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiXgoeTGlzdFByb2plY3RHcmFudE1lbWJlcnNSZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESHAoIZ3JhbnRfaWQYAiABKAlCCrpIB3IFEAEYyAEigAEKH0xpc3RQcm9qZWN0R3JhbnRNZW1iZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxIrCgdtZW1iZXJzGAIgAygLMhouZ2F0ZWhvdXNlLmFkbWluLnYxLk1lbWJlciJWCgZNZW1iZXISDwoHdXNlcl9pZBgBIAEoCRINCgVyb2xlcxgCIAMoCRIsCgdkZXRhaWxzGAMgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMifAofUmVtb3ZlUHJvamVjdEdyYW50TWVtYmVyUmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEhwKCGdyYW50X2lkGAIgASgJQgq6SAdyBRABGMgBEhsKB3VzZXJfaWQYAyABKAlCCrpIB3IFEAEYyAEiUAogUmVtb3ZlUHJvamVjdEdyYW50TWVtYmVyUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzMtgICg5Qcm9qZWN0U2VydmljZRJkCg1DcmVhdGVQcm9qZWN0EiguZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0GikuZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZVByb2plY3RSZXNwb25zZRJbCgpHZXRQcm9qZWN0EiUuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldFByb2plY3RSZXF1ZXN0GiYuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldFByb2plY3RSZXNwb25zZRJnCg5BZGRQcm9qZWN0Um9sZRIpLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQcm9qZWN0Um9sZVJlcXVlc3QaKi5nYXRlaG91c2UuYWRtaW4udjEuQWRkUHJvamVjdFJvbGVSZXNwb25zZRJtChBBZGRQcm9qZWN0TWVtYmVyEisuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZFByb2plY3RNZW1iZXJSZXF1ZXN0GiwuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZFByb2plY3RNZW1iZXJSZXNwb25zZRJzChJDcmVhdGVQcm9qZWN0R3JhbnQSLS5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlUHJvamVjdEdyYW50UmVxdWVzdBouLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVQcm9qZWN0R3JhbnRSZXNwb25zZRJqCg9HZXRQcm9qZWN0R3JhbnQSKi5nYXRlaG91c2UuYWRtaW4udjEuR2V0UHJvamVjdEdyYW50UmVxdWVzdBorLmdhdGVob3VzZS5hZG1pbi52MS5HZXRQcm9qZWN0R3JhbnRSZXNwb25zZRK8AQoVQWRkUHJvamVjdEdyYW50TWVtYmVyEjAuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZFByb2plY3RHcmFudE1lbWJlclJlcXVlc3QaMS5nYXRlaG91c2UuYWRtaW4udjEuQWRkUHJvamVjdEdyYW50TWVtYmVyUmVzcG9uc2UiPoLT5JMCODoBKiIzL3YxL3Byb2plY3RzL3twcm9qZWN0X2lkfS9ncmFudHMve2dyYW50X2lkfS9tZW1iZXJzEoIBChdMaXN0UHJvamVjdEdyYW50TWVtYmVycxIyLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0UHJvamVjdEdyYW50TWVtYmVyc1JlcXVlc3QaMy5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFByb2plY3RHcmFudE1lbWJlcnNSZXNwb25zZRKFAQoYUmVtb3ZlUHJvamVjdEdyYW50TWVtYmVyEjMuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVByb2plY3RHcmFudE1lbWJlclJlcXVlc3QaNC5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlUHJvamVjdEdyYW50TWVtYmVyUmVzcG9uc2ViBnByb3RvMw", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations]);
+  fileDesc("CiBnYXRlaG91c2UvYWRtaW4vdjEvcHJvamVjdC5wcm90bxISZ2F0ZWhvdXNlLmFkbWluLnYxIjAKFENyZWF0ZVByb2plY3RSZXF1ZXN0EhgKBG5hbWUYASABKAlCCrpIB3IFEAEYyAEiWQoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEhIKCnByb2plY3RfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIjMKEUdldFByb2plY3RSZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAEiQgoSR2V0UHJvamVjdFJlc3BvbnNlEiwKB3Byb2plY3QYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuUHJvamVjdCK6AQoHUHJvamVjdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoFcm9sZXMYAyADKAsyHy5nYXRlaG91c2UuYWRtaW4udjEuUHJvamVjdFJvbGUSLAoHZGV0YWlscxgEIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEi8KBXN0YXRlGAUgASgOMiAuZ2F0ZWhvdXNlLmFkbWluLnYxLlByb2plY3RTdGF0ZSI1CgtQcm9qZWN0Um9sZRIQCghyb2xlX2tleRgBIAEoCRIUCgxkaXNwbGF5X25hbWUYAiABKAkidQoVQWRkUHJvamVjdFJvbGVSZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESHAoIcm9sZV9rZXkYAiABKAlCCrpIB3IFEAEYyAESHgoMZGlzcGxheV9uYW1lGAMgASgJQgi6SAVyAxjIASJGChZBZGRQcm9qZWN0Um9sZVJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJ4ChdBZGRQcm9qZWN0TWVtYmVyUmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEhsKB3VzZXJfaWQYAiABKAlCCrpIB3IFEAEYyAESIAoFcm9sZXMYAyADKAlCEbpIDpIBCxAKIgdyBRABGMgBIkgKGEFkZFByb2plY3RNZW1iZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMijgEKGUNyZWF0ZVByb2plY3RHcmFudFJlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIARIrChdncmFudGVkX29yZ2FuaXphdGlvbl9pZBgCIAEoCUIKukgHcgUQARjIARIkCglyb2xlX2tleXMYAyADKAlCEbpIDpIBCxBkIgdyBRABGMgBIlwKGkNyZWF0ZVByb2plY3RHcmFudFJlc3BvbnNlEhAKCGdyYW50X2lkGAEgASgJEiwKB2RldGFpbHMYAiABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJWChZHZXRQcm9qZWN0R3JhbnRSZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESHAoIZ3JhbnRfaWQYAiABKAlCCrpIB3IFEAEYyAEiSgoXR2V0UHJvamVjdEdyYW50UmVzcG9uc2USLwoFZ3JhbnQYASABKAsyIC5nYXRlaG91c2UuYWRtaW4udjEuUHJvamVjdEdyYW50IpYBCgxQcm9qZWN0R3JhbnQSEAoIZ3JhbnRfaWQYASABKAkSEgoKcHJvamVjdF9pZBgCIAEoCRIfChdncmFudGVkX29yZ2FuaXphdGlvbl9pZBgDIAEoCRIRCglyb2xlX2tleXMYBCADKAkSLAoHZGV0YWlscxgFIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIpsBChxBZGRQcm9qZWN0R3JhbnRNZW1iZXJSZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESHAoIZ3JhbnRfaWQYAiABKAlCCrpIB3IFEAEYyAESGwoHdXNlcl9pZBgDIAEoCUIKukgHcgUQARjIARIgCgVyb2xlcxgEIAMoCUIRukgOkgELEAoiB3IFEAEYyAEiTQodQWRkUHJvamVjdEdyYW50TWVtYmVyUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIpkBCh5MaXN0UHJvamVjdEdyYW50TWVtYmVyc1JlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIARIcCghncmFudF9pZBgCIAEoCUIKukgHcgUQARjIARIbCglwYWdlX3NpemUYAyABKA1CCLpIBSoDGOgHEhwKCnBhZ2VfdG9rZW4YBCABKAlCCLpIBXIDGMgBIoABCh9MaXN0UHJvamVjdEdyYW50TWVtYmVyc1Jlc3BvbnNlEjAKB2RldGFpbHMYASABKAsyHy5nYXRlaG91c2UuYWRtaW4udjEuTGlzdERldGFpbHMSKwoHbWVtYmVycxgCIAMoCzIaLmdhdGVob3VzZS5hZG1pbi52MS5NZW1iZXIiVgoGTWVtYmVyEg8KB3VzZXJfaWQYASABKAkSDQoFcm9sZXMYAiADKAkSLAoHZGV0YWlscxgDIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzInwKH1JlbW92ZVByb2plY3RHcmFudE1lbWJlclJlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIARIcCghncmFudF9pZBgCIAEoCUIKukgHcgUQARjIARIbCgd1c2VyX2lkGAMgASgJQgq6SAdyBRABGMgBIlAKIFJlbW92ZVByb2plY3RHcmFudE1lbWJlclJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyKjAQoTTGlzdFByb2plY3RzUmVxdWVzdBIbCglwYWdlX3NpemUYASABKA1CCLpIBSoDGOgHEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGMgBEhYKBG5hbWUYAyABKAlCCLpIBXIDGMgBEjkKBXN0YXRlGAQgASgOMiAuZ2F0ZWhvdXNlLmFkbWluLnYxLlByb2plY3RTdGF0ZUIIukgFggECEAEidwoUTGlzdFByb2plY3RzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxItCghwcm9qZWN0cxgCIAMoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5Qcm9qZWN0IlAKFFVwZGF0ZVByb2plY3RSZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESGAoEbmFtZRgCIAEoCUIKukgHcgUQARjIASJFChVVcGRhdGVQcm9qZWN0UmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIjYKFFJlbW92ZVByb2plY3RSZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAEiRQoVUmVtb3ZlUHJvamVjdFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyI6ChhEZWFjdGl2YXRlUHJvamVjdFJlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIASJJChlEZWFjdGl2YXRlUHJvamVjdFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyI6ChhSZWFjdGl2YXRlUHJvamVjdFJlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIASJJChlSZWFjdGl2YXRlUHJvamVjdFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJ0ChdMaXN0UHJvamVjdFJvbGVzUmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEhsKCXBhZ2Vfc2l6ZRgCIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgDIAEoCUIIukgFcgMYyAEifAoYTGlzdFByb2plY3RSb2xlc1Jlc3BvbnNlEjAKB2RldGFpbHMYASABKAsyHy5nYXRlaG91c2UuYWRtaW4udjEuTGlzdERldGFpbHMSLgoFcm9sZXMYAiADKAsyHy5nYXRlaG91c2UuYWRtaW4udjEuUHJvamVjdFJvbGUiWAoYUmVtb3ZlUHJvamVjdFJvbGVSZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESHAoIcm9sZV9rZXkYAiABKAlCCrpIB3IFEAEYyAEiSQoZUmVtb3ZlUHJvamVjdFJvbGVSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMidgoZTGlzdFByb2plY3RNZW1iZXJzUmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEhsKCXBhZ2Vfc2l6ZRgCIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgDIAEoCUIIukgFcgMYyAEiewoaTGlzdFByb2plY3RNZW1iZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxIrCgdtZW1iZXJzGAIgAygLMhouZ2F0ZWhvdXNlLmFkbWluLnYxLk1lbWJlciJZChpSZW1vdmVQcm9qZWN0TWVtYmVyUmVxdWVzdBIeCgpwcm9qZWN0X2lkGAEgASgJQgq6SAdyBRABGMgBEhsKB3VzZXJfaWQYAiABKAlCCrpIB3IFEAEYyAEiSwobUmVtb3ZlUHJvamVjdE1lbWJlclJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJ1ChhMaXN0UHJvamVjdEdyYW50c1JlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIARIbCglwYWdlX3NpemUYAiABKA1CCLpIBSoDGOgHEhwKCnBhZ2VfdG9rZW4YAyABKAlCCLpIBXIDGMgBIn8KGUxpc3RQcm9qZWN0R3JhbnRzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxIwCgZncmFudHMYAiADKAsyIC5nYXRlaG91c2UuYWRtaW4udjEuUHJvamVjdEdyYW50In8KGVVwZGF0ZVByb2plY3RHcmFudFJlcXVlc3QSHgoKcHJvamVjdF9pZBgBIAEoCUIKukgHcgUQARjIARIcCghncmFudF9pZBgCIAEoCUIKukgHcgUQARjIARIkCglyb2xlX2tleXMYAyADKAlCEbpIDpIBCxBkIgdyBRABGMgBIkoKGlVwZGF0ZVByb2plY3RHcmFudFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJZChlSZW1vdmVQcm9qZWN0R3JhbnRSZXF1ZXN0Eh4KCnByb2plY3RfaWQYASABKAlCCrpIB3IFEAEYyAESHAoIZ3JhbnRfaWQYAiABKAlCCrpIB3IFEAEYyAEiSgoaUmVtb3ZlUHJvamVjdEdyYW50UmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzKmMKDFByb2plY3RTdGF0ZRIdChlQUk9KRUNUX1NUQVRFX1VOU1BFQ0lGSUVEEAASGAoUUFJPSkVDVF9TVEFURV9BQ1RJVkUQARIaChZQUk9KRUNUX1NUQVRFX0lOQUNUSVZFEAIylRMKDlByb2plY3RTZXJ2aWNlEmQKDUNyZWF0ZVByb2plY3QSKC5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaKS5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlElsKCkdldFByb2plY3QSJS5nYXRlaG91c2UuYWRtaW4udjEuR2V0UHJvamVjdFJlcXVlc3QaJi5nYXRlaG91c2UuYWRtaW4udjEuR2V0UHJvamVjdFJlc3BvbnNlEmcKDkFkZFByb2plY3RSb2xlEikuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZFByb2plY3RSb2xlUmVxdWVzdBoqLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQcm9qZWN0Um9sZVJlc3BvbnNlEm0KEEFkZFByb2plY3RNZW1iZXISKy5nYXRlaG91c2UuYWRtaW4udjEuQWRkUHJvamVjdE1lbWJlclJlcXVlc3QaLC5nYXRlaG91c2UuYWRtaW4udjEuQWRkUHJvamVjdE1lbWJlclJlc3BvbnNlEnMKEkNyZWF0ZVByb2plY3RHcmFudBItLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVQcm9qZWN0R3JhbnRSZXF1ZXN0Gi4uZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZVByb2plY3RHcmFudFJlc3BvbnNlEmoKD0dldFByb2plY3RHcmFudBIqLmdhdGVob3VzZS5hZG1pbi52MS5HZXRQcm9qZWN0R3JhbnRSZXF1ZXN0GisuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldFByb2plY3RHcmFudFJlc3BvbnNlErwBChVBZGRQcm9qZWN0R3JhbnRNZW1iZXISMC5nYXRlaG91c2UuYWRtaW4udjEuQWRkUHJvamVjdEdyYW50TWVtYmVyUmVxdWVzdBoxLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQcm9qZWN0R3JhbnRNZW1iZXJSZXNwb25zZSI+gtPkkwI4OgEqIjMvdjEvcHJvamVjdHMve3Byb2plY3RfaWR9L2dyYW50cy97Z3JhbnRfaWR9L21lbWJlcnMSggEKF0xpc3RQcm9qZWN0R3JhbnRNZW1iZXJzEjIuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RQcm9qZWN0R3JhbnRNZW1iZXJzUmVxdWVzdBozLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0UHJvamVjdEdyYW50TWVtYmVyc1Jlc3BvbnNlEoUBChhSZW1vdmVQcm9qZWN0R3JhbnRNZW1iZXISMy5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlUHJvamVjdEdyYW50TWVtYmVyUmVxdWVzdBo0LmdhdGVob3VzZS5hZG1pbi52MS5SZW1vdmVQcm9qZWN0R3JhbnRNZW1iZXJSZXNwb25zZRJhCgxMaXN0UHJvamVjdHMSJy5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFByb2plY3RzUmVxdWVzdBooLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0UHJvamVjdHNSZXNwb25zZRJkCg1VcGRhdGVQcm9qZWN0EiguZ2F0ZWhvdXNlLmFkbWluLnYxLlVwZGF0ZVByb2plY3RSZXF1ZXN0GikuZ2F0ZWhvdXNlLmFkbWluLnYxLlVwZGF0ZVByb2plY3RSZXNwb25zZRJkCg1SZW1vdmVQcm9qZWN0EiguZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVByb2plY3RSZXF1ZXN0GikuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVByb2plY3RSZXNwb25zZRJwChFEZWFjdGl2YXRlUHJvamVjdBIsLmdhdGVob3VzZS5hZG1pbi52MS5EZWFjdGl2YXRlUHJvamVjdFJlcXVlc3QaLS5nYXRlaG91c2UuYWRtaW4udjEuRGVhY3RpdmF0ZVByb2plY3RSZXNwb25zZRJwChFSZWFjdGl2YXRlUHJvamVjdBIsLmdhdGVob3VzZS5hZG1pbi52MS5SZWFjdGl2YXRlUHJvamVjdFJlcXVlc3QaLS5nYXRlaG91c2UuYWRtaW4udjEuUmVhY3RpdmF0ZVByb2plY3RSZXNwb25zZRJtChBMaXN0UHJvamVjdFJvbGVzEisuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RQcm9qZWN0Um9sZXNSZXF1ZXN0GiwuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RQcm9qZWN0Um9sZXNSZXNwb25zZRJwChFSZW1vdmVQcm9qZWN0Um9sZRIsLmdhdGVob3VzZS5hZG1pbi52MS5SZW1vdmVQcm9qZWN0Um9sZVJlcXVlc3QaLS5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlUHJvamVjdFJvbGVSZXNwb25zZRJzChJMaXN0UHJvamVjdE1lbWJlcnMSLS5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFByb2plY3RNZW1iZXJzUmVxdWVzdBouLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0UHJvamVjdE1lbWJlcnNSZXNwb25zZRJ2ChNSZW1vdmVQcm9qZWN0TWVtYmVyEi4uZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVByb2plY3RNZW1iZXJSZXF1ZXN0Gi8uZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVByb2plY3RNZW1iZXJSZXNwb25zZRJwChFMaXN0UHJvamVjdEdyYW50cxIsLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0UHJvamVjdEdyYW50c1JlcXVlc3QaLS5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFByb2plY3RHcmFudHNSZXNwb25zZRJzChJVcGRhdGVQcm9qZWN0R3JhbnQSLS5nYXRlaG91c2UuYWRtaW4udjEuVXBkYXRlUHJvamVjdEdyYW50UmVxdWVzdBouLmdhdGVob3VzZS5hZG1pbi52MS5VcGRhdGVQcm9qZWN0R3JhbnRSZXNwb25zZRJzChJSZW1vdmVQcm9qZWN0R3JhbnQSLS5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlUHJvamVjdEdyYW50UmVxdWVzdBouLmdhdGVob3VzZS5hZG1pbi52MS5SZW1vdmVQcm9qZWN0R3JhbnRSZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations]);
 
 /**
  * @generated from message gatehouse.admin.v1.CreateProjectRequest
@@ -132,6 +132,13 @@ export type Project = Message<"gatehouse.admin.v1.Project"> & {
    * @generated from field: gatehouse.admin.v1.Details details = 4;
    */
   details?: Details | undefined;
+
+  /**
+   * Active, or inactive (read-only) after DeactivateProject.
+   *
+   * @generated from field: gatehouse.admin.v1.ProjectState state = 5;
+   */
+  state: ProjectState;
 };
 
 /**
@@ -502,6 +509,20 @@ export type ListProjectGrantMembersRequest = Message<"gatehouse.admin.v1.ListPro
    * @generated from field: string grant_id = 2;
    */
   grantId: string;
+
+  /**
+   * Maximum number of members returned; 1 to 1000, default 100.
+   *
+   * @generated from field: uint32 page_size = 3;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 4;
+   */
+  pageToken: string;
 };
 
 /**
@@ -625,12 +646,638 @@ export const RemoveProjectGrantMemberResponseSchema: GenMessage<RemoveProjectGra
   messageDesc(file_gatehouse_admin_v1_project, 21);
 
 /**
+ * @generated from message gatehouse.admin.v1.ListProjectsRequest
+ */
+export type ListProjectsRequest = Message<"gatehouse.admin.v1.ListProjectsRequest"> & {
+  /**
+   * Maximum number of projects returned; 1 to 1000, default 100.
+   *
+   * @generated from field: uint32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+
+  /**
+   * When set, only projects whose name contains this text, case-insensitively.
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * When set, only projects in this state.
+   *
+   * @generated from field: gatehouse.admin.v1.ProjectState state = 4;
+   */
+  state: ProjectState;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListProjectsRequest.
+ * Use `create(ListProjectsRequestSchema)` to create a new message.
+ */
+export const ListProjectsRequestSchema: GenMessage<ListProjectsRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 22);
+
+/**
+ * @generated from message gatehouse.admin.v1.ListProjectsResponse
+ */
+export type ListProjectsResponse = Message<"gatehouse.admin.v1.ListProjectsResponse"> & {
+  /**
+   * Total count (of the projects the caller may read) and the token of the next page.
+   *
+   * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * The projects of this page, each with its roles.
+   *
+   * @generated from field: repeated gatehouse.admin.v1.Project projects = 2;
+   */
+  projects: Project[];
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListProjectsResponse.
+ * Use `create(ListProjectsResponseSchema)` to create a new message.
+ */
+export const ListProjectsResponseSchema: GenMessage<ListProjectsResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 23);
+
+/**
+ * @generated from message gatehouse.admin.v1.UpdateProjectRequest
+ */
+export type UpdateProjectRequest = Message<"gatehouse.admin.v1.UpdateProjectRequest"> & {
+  /**
+   * Id of a project of the selected organization.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * New name; 1 to 200 characters, unique per organization case-insensitively.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.UpdateProjectRequest.
+ * Use `create(UpdateProjectRequestSchema)` to create a new message.
+ */
+export const UpdateProjectRequestSchema: GenMessage<UpdateProjectRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 24);
+
+/**
+ * @generated from message gatehouse.admin.v1.UpdateProjectResponse
+ */
+export type UpdateProjectResponse = Message<"gatehouse.admin.v1.UpdateProjectResponse"> & {
+  /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.UpdateProjectResponse.
+ * Use `create(UpdateProjectResponseSchema)` to create a new message.
+ */
+export const UpdateProjectResponseSchema: GenMessage<UpdateProjectResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 25);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveProjectRequest
+ */
+export type RemoveProjectRequest = Message<"gatehouse.admin.v1.RemoveProjectRequest"> & {
+  /**
+   * Id of a project of the selected organization.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveProjectRequest.
+ * Use `create(RemoveProjectRequestSchema)` to create a new message.
+ */
+export const RemoveProjectRequestSchema: GenMessage<RemoveProjectRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 26);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveProjectResponse
+ */
+export type RemoveProjectResponse = Message<"gatehouse.admin.v1.RemoveProjectResponse"> & {
+  /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveProjectResponse.
+ * Use `create(RemoveProjectResponseSchema)` to create a new message.
+ */
+export const RemoveProjectResponseSchema: GenMessage<RemoveProjectResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 27);
+
+/**
+ * @generated from message gatehouse.admin.v1.DeactivateProjectRequest
+ */
+export type DeactivateProjectRequest = Message<"gatehouse.admin.v1.DeactivateProjectRequest"> & {
+  /**
+   * Id of a project of the selected organization.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.DeactivateProjectRequest.
+ * Use `create(DeactivateProjectRequestSchema)` to create a new message.
+ */
+export const DeactivateProjectRequestSchema: GenMessage<DeactivateProjectRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 28);
+
+/**
+ * @generated from message gatehouse.admin.v1.DeactivateProjectResponse
+ */
+export type DeactivateProjectResponse = Message<"gatehouse.admin.v1.DeactivateProjectResponse"> & {
+  /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.DeactivateProjectResponse.
+ * Use `create(DeactivateProjectResponseSchema)` to create a new message.
+ */
+export const DeactivateProjectResponseSchema: GenMessage<DeactivateProjectResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 29);
+
+/**
+ * @generated from message gatehouse.admin.v1.ReactivateProjectRequest
+ */
+export type ReactivateProjectRequest = Message<"gatehouse.admin.v1.ReactivateProjectRequest"> & {
+  /**
+   * Id of a project of the selected organization.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ReactivateProjectRequest.
+ * Use `create(ReactivateProjectRequestSchema)` to create a new message.
+ */
+export const ReactivateProjectRequestSchema: GenMessage<ReactivateProjectRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 30);
+
+/**
+ * @generated from message gatehouse.admin.v1.ReactivateProjectResponse
+ */
+export type ReactivateProjectResponse = Message<"gatehouse.admin.v1.ReactivateProjectResponse"> & {
+  /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ReactivateProjectResponse.
+ * Use `create(ReactivateProjectResponseSchema)` to create a new message.
+ */
+export const ReactivateProjectResponseSchema: GenMessage<ReactivateProjectResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 31);
+
+/**
+ * @generated from message gatehouse.admin.v1.ListProjectRolesRequest
+ */
+export type ListProjectRolesRequest = Message<"gatehouse.admin.v1.ListProjectRolesRequest"> & {
+  /**
+   * Id of a project of the selected organization.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Maximum number of roles returned; 1 to 1000, default 100.
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListProjectRolesRequest.
+ * Use `create(ListProjectRolesRequestSchema)` to create a new message.
+ */
+export const ListProjectRolesRequestSchema: GenMessage<ListProjectRolesRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 32);
+
+/**
+ * @generated from message gatehouse.admin.v1.ListProjectRolesResponse
+ */
+export type ListProjectRolesResponse = Message<"gatehouse.admin.v1.ListProjectRolesResponse"> & {
+  /**
+   * Total count and the token of the next page.
+   *
+   * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * The roles of this page.
+   *
+   * @generated from field: repeated gatehouse.admin.v1.ProjectRole roles = 2;
+   */
+  roles: ProjectRole[];
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListProjectRolesResponse.
+ * Use `create(ListProjectRolesResponseSchema)` to create a new message.
+ */
+export const ListProjectRolesResponseSchema: GenMessage<ListProjectRolesResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 33);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveProjectRoleRequest
+ */
+export type RemoveProjectRoleRequest = Message<"gatehouse.admin.v1.RemoveProjectRoleRequest"> & {
+  /**
+   * Id of a project of the selected organization.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Key of the role to remove.
+   *
+   * @generated from field: string role_key = 2;
+   */
+  roleKey: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveProjectRoleRequest.
+ * Use `create(RemoveProjectRoleRequestSchema)` to create a new message.
+ */
+export const RemoveProjectRoleRequestSchema: GenMessage<RemoveProjectRoleRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 34);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveProjectRoleResponse
+ */
+export type RemoveProjectRoleResponse = Message<"gatehouse.admin.v1.RemoveProjectRoleResponse"> & {
+  /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveProjectRoleResponse.
+ * Use `create(RemoveProjectRoleResponseSchema)` to create a new message.
+ */
+export const RemoveProjectRoleResponseSchema: GenMessage<RemoveProjectRoleResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 35);
+
+/**
+ * @generated from message gatehouse.admin.v1.ListProjectMembersRequest
+ */
+export type ListProjectMembersRequest = Message<"gatehouse.admin.v1.ListProjectMembersRequest"> & {
+  /**
+   * Id of a project of the selected organization.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Maximum number of members returned; 1 to 1000, default 100.
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListProjectMembersRequest.
+ * Use `create(ListProjectMembersRequestSchema)` to create a new message.
+ */
+export const ListProjectMembersRequestSchema: GenMessage<ListProjectMembersRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 36);
+
+/**
+ * @generated from message gatehouse.admin.v1.ListProjectMembersResponse
+ */
+export type ListProjectMembersResponse = Message<"gatehouse.admin.v1.ListProjectMembersResponse"> & {
+  /**
+   * Total count and the token of the next page.
+   *
+   * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * Members of the project with their roles.
+   *
+   * @generated from field: repeated gatehouse.admin.v1.Member members = 2;
+   */
+  members: Member[];
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListProjectMembersResponse.
+ * Use `create(ListProjectMembersResponseSchema)` to create a new message.
+ */
+export const ListProjectMembersResponseSchema: GenMessage<ListProjectMembersResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 37);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveProjectMemberRequest
+ */
+export type RemoveProjectMemberRequest = Message<"gatehouse.admin.v1.RemoveProjectMemberRequest"> & {
+  /**
+   * Id of a project of the selected organization.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Id of the member to remove.
+   *
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveProjectMemberRequest.
+ * Use `create(RemoveProjectMemberRequestSchema)` to create a new message.
+ */
+export const RemoveProjectMemberRequestSchema: GenMessage<RemoveProjectMemberRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 38);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveProjectMemberResponse
+ */
+export type RemoveProjectMemberResponse = Message<"gatehouse.admin.v1.RemoveProjectMemberResponse"> & {
+  /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveProjectMemberResponse.
+ * Use `create(RemoveProjectMemberResponseSchema)` to create a new message.
+ */
+export const RemoveProjectMemberResponseSchema: GenMessage<RemoveProjectMemberResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 39);
+
+/**
+ * @generated from message gatehouse.admin.v1.ListProjectGrantsRequest
+ */
+export type ListProjectGrantsRequest = Message<"gatehouse.admin.v1.ListProjectGrantsRequest"> & {
+  /**
+   * Id of a project of the selected organization.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Maximum number of grants returned; 1 to 1000, default 100.
+   *
+   * @generated from field: uint32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * `next_page_token` of the previous response; empty for the first page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListProjectGrantsRequest.
+ * Use `create(ListProjectGrantsRequestSchema)` to create a new message.
+ */
+export const ListProjectGrantsRequestSchema: GenMessage<ListProjectGrantsRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 40);
+
+/**
+ * @generated from message gatehouse.admin.v1.ListProjectGrantsResponse
+ */
+export type ListProjectGrantsResponse = Message<"gatehouse.admin.v1.ListProjectGrantsResponse"> & {
+  /**
+   * Total count and the token of the next page.
+   *
+   * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
+   */
+  details?: ListDetails | undefined;
+
+  /**
+   * The grants of this page.
+   *
+   * @generated from field: repeated gatehouse.admin.v1.ProjectGrant grants = 2;
+   */
+  grants: ProjectGrant[];
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ListProjectGrantsResponse.
+ * Use `create(ListProjectGrantsResponseSchema)` to create a new message.
+ */
+export const ListProjectGrantsResponseSchema: GenMessage<ListProjectGrantsResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 41);
+
+/**
+ * @generated from message gatehouse.admin.v1.UpdateProjectGrantRequest
+ */
+export type UpdateProjectGrantRequest = Message<"gatehouse.admin.v1.UpdateProjectGrantRequest"> & {
+  /**
+   * Id of a project of the selected organization.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Id of a grant of that project.
+   *
+   * @generated from field: string grant_id = 2;
+   */
+  grantId: string;
+
+  /**
+   * The grant's role keys from now on; each must be a role key of the project. Empty: none.
+   *
+   * @generated from field: repeated string role_keys = 3;
+   */
+  roleKeys: string[];
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.UpdateProjectGrantRequest.
+ * Use `create(UpdateProjectGrantRequestSchema)` to create a new message.
+ */
+export const UpdateProjectGrantRequestSchema: GenMessage<UpdateProjectGrantRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 42);
+
+/**
+ * @generated from message gatehouse.admin.v1.UpdateProjectGrantResponse
+ */
+export type UpdateProjectGrantResponse = Message<"gatehouse.admin.v1.UpdateProjectGrantResponse"> & {
+  /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.UpdateProjectGrantResponse.
+ * Use `create(UpdateProjectGrantResponseSchema)` to create a new message.
+ */
+export const UpdateProjectGrantResponseSchema: GenMessage<UpdateProjectGrantResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 43);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveProjectGrantRequest
+ */
+export type RemoveProjectGrantRequest = Message<"gatehouse.admin.v1.RemoveProjectGrantRequest"> & {
+  /**
+   * Id of a project of the selected organization.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Id of a grant of that project.
+   *
+   * @generated from field: string grant_id = 2;
+   */
+  grantId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveProjectGrantRequest.
+ * Use `create(RemoveProjectGrantRequestSchema)` to create a new message.
+ */
+export const RemoveProjectGrantRequestSchema: GenMessage<RemoveProjectGrantRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 44);
+
+/**
+ * @generated from message gatehouse.admin.v1.RemoveProjectGrantResponse
+ */
+export type RemoveProjectGrantResponse = Message<"gatehouse.admin.v1.RemoveProjectGrantResponse"> & {
+  /**
+   * Sequence, dates and resource owner of the write (see Details).
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.RemoveProjectGrantResponse.
+ * Use `create(RemoveProjectGrantResponseSchema)` to create a new message.
+ */
+export const RemoveProjectGrantResponseSchema: GenMessage<RemoveProjectGrantResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_project, 45);
+
+/**
+ * Whether a project accepts writes.
+ *
+ * @generated from enum gatehouse.admin.v1.ProjectState
+ */
+export enum ProjectState {
+  /**
+   * @generated from enum value: PROJECT_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Reads and writes are accepted.
+   *
+   * @generated from enum value: PROJECT_STATE_ACTIVE = 1;
+   */
+  ACTIVE = 1,
+
+  /**
+   * Deactivated: read-only until reactivated.
+   *
+   * @generated from enum value: PROJECT_STATE_INACTIVE = 2;
+   */
+  INACTIVE = 2,
+}
+
+/**
+ * Describes the enum gatehouse.admin.v1.ProjectState.
+ */
+export const ProjectStateSchema: GenEnum<ProjectState> = /*@__PURE__*/
+  enumDesc(file_gatehouse_admin_v1_project, 0);
+
+/**
  * Projects, their roles and members, and project grants: a project shared with another organization
  * with a subset of its roles, whose members administer that grant.
  *
  * Every call needs `Authorization: Bearer <personal access token>` and acts in the organization that
  * owns the project. A member of another organization holding a project or grant role selects that
  * owner organization with `x-service-orgid`; the scoped role counts there for that project or grant only.
+ *
+ * An inactive project (DeactivateProject) is read-only: reads (Get/List of the project, its roles,
+ * members, grants, grant members and applications) still answer, but every write to the project or
+ * anything under it (roles, members, grants, grant members, applications) is failed_precondition
+ * `project.inactive`, except ReactivateProject and RemoveProject. Reactivating restores it unchanged.
  *
  * @generated from service gatehouse.admin.v1.ProjectService
  */
@@ -733,7 +1380,9 @@ export const ProjectService: GenService<{
     output: typeof AddProjectGrantMemberResponseSchema;
   },
   /**
-   * Lists the members of a project grant. Needs `project.grant.member.read` for that grant.
+   * Lists the members of a project grant, paged, in the order they were added.
+   * Needs `project.grant.member.read` for that grant.
+   * Errors: not_found (`project.not_found`, `project.grant.not_found`), invalid_argument (`page_token.invalid`).
    *
    * @generated from rpc gatehouse.admin.v1.ProjectService.ListProjectGrantMembers
    */
@@ -752,6 +1401,168 @@ export const ProjectService: GenService<{
     methodKind: "unary";
     input: typeof RemoveProjectGrantMemberRequestSchema;
     output: typeof RemoveProjectGrantMemberResponseSchema;
+  },
+  /**
+   * Lists the projects of the selected organization, paged, in creation order, optionally filtered by
+   * name (contains, case-insensitively) and state. Callers with `project.read` in the whole organization
+   * (ORG_OWNER, ORG_OWNER_VIEWER, IAM_OWNER, IAM_OWNER_VIEWER) see every project; a PROJECT_OWNER or
+   * PROJECT_OWNER_VIEWER sees only the projects it holds that role on (the total counts only those).
+   * Errors: permission_denied (no `project.read` on any project there), invalid_argument (`page_token.invalid`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ProjectService.ListProjects
+   */
+  listProjects: {
+    methodKind: "unary";
+    input: typeof ListProjectsRequestSchema;
+    output: typeof ListProjectsResponseSchema;
+  },
+  /**
+   * Renames a project. Needs `project.write` for that project. Renaming to the current name changes
+   * nothing and appends no event (the details are those of the project's last event).
+   * Errors: not_found (`project.not_found`), already_exists (`project.already_exists`: names unique per
+   * organization, case-insensitively), failed_precondition (`project.inactive`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ProjectService.UpdateProject
+   */
+  updateProject: {
+    methodKind: "unary";
+    input: typeof UpdateProjectRequestSchema;
+    output: typeof UpdateProjectResponseSchema;
+  },
+  /**
+   * Removes a project with everything under it, in one write: its roles, its grants with their
+   * members, its members and its applications, each removal its own event (`project.role.removed`,
+   * `project.grant.member.removed`, `project.grant.removed`, `project.member.removed`,
+   * `application.removed`, then `project.removed`). Its name is free again afterwards.
+   * Needs `project.write` for that project. Also allowed on an inactive project.
+   * Errors: not_found (`project.not_found`, also when removed already).
+   *
+   * @generated from rpc gatehouse.admin.v1.ProjectService.RemoveProject
+   */
+  removeProject: {
+    methodKind: "unary";
+    input: typeof RemoveProjectRequestSchema;
+    output: typeof RemoveProjectResponseSchema;
+  },
+  /**
+   * Deactivates a project: it becomes read-only (see the service comment). Nothing is deleted.
+   * Needs `project.write` for that project.
+   * Errors: not_found (`project.not_found`), failed_precondition (`project.already_inactive`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ProjectService.DeactivateProject
+   */
+  deactivateProject: {
+    methodKind: "unary";
+    input: typeof DeactivateProjectRequestSchema;
+    output: typeof DeactivateProjectResponseSchema;
+  },
+  /**
+   * Reactivates an inactive project: writes to it are accepted again.
+   * Needs `project.write` for that project.
+   * Errors: not_found (`project.not_found`), failed_precondition (`project.not_inactive`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ProjectService.ReactivateProject
+   */
+  reactivateProject: {
+    methodKind: "unary";
+    input: typeof ReactivateProjectRequestSchema;
+    output: typeof ReactivateProjectResponseSchema;
+  },
+  /**
+   * Lists the roles of a project, paged, in the order they were added. Needs `project.read` for that project.
+   * Errors: not_found (`project.not_found`), invalid_argument (`page_token.invalid`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ProjectService.ListProjectRoles
+   */
+  listProjectRoles: {
+    methodKind: "unary";
+    input: typeof ListProjectRolesRequestSchema;
+    output: typeof ListProjectRolesResponseSchema;
+  },
+  /**
+   * Removes a role key from a project and, in the same write, from the role keys of every grant of the
+   * project that holds it (each grant change its own `project.grant.changed` event). Memberships hold
+   * management roles (PROJECT_OWNER, …), never project role keys, so no membership changes; a role key
+   * spelled like a management role does not touch the membership holding that role.
+   * Needs `project.role.write` for that project.
+   * Errors: not_found (`project.not_found`, `project.role.not_found`, also when removed already),
+   * failed_precondition (`project.inactive`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ProjectService.RemoveProjectRole
+   */
+  removeProjectRole: {
+    methodKind: "unary";
+    input: typeof RemoveProjectRoleRequestSchema;
+    output: typeof RemoveProjectRoleResponseSchema;
+  },
+  /**
+   * Lists the members of a project, paged, in the order they were added. Needs `project.read` for that project.
+   * Errors: not_found (`project.not_found`), invalid_argument (`page_token.invalid`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ProjectService.ListProjectMembers
+   */
+  listProjectMembers: {
+    methodKind: "unary";
+    input: typeof ListProjectMembersRequestSchema;
+    output: typeof ListProjectMembersResponseSchema;
+  },
+  /**
+   * Removes a user's membership (all its roles) from a project. Effective at once; its tokens stay valid.
+   * Needs `project.member.write` for that project.
+   * Privilege ceiling: the caller may only take away roles it could grant in this project
+   * (permission_denied `role.not_grantable`, ErrorInfo metadata `role` and `permission`).
+   * Errors: not_found (`project.not_found`, `member.not_found`, also when removed already),
+   * failed_precondition (`project.inactive`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ProjectService.RemoveProjectMember
+   */
+  removeProjectMember: {
+    methodKind: "unary";
+    input: typeof RemoveProjectMemberRequestSchema;
+    output: typeof RemoveProjectMemberResponseSchema;
+  },
+  /**
+   * Lists the grants of a project, paged, in creation order. Needs `project.grant.read` for the whole
+   * project (ORG_OWNER, ORG_OWNER_VIEWER, PROJECT_OWNER, PROJECT_OWNER_VIEWER, IAM_OWNER,
+   * IAM_OWNER_VIEWER); a PROJECT_GRANT_OWNER reads its own grant with GetProjectGrant.
+   * Errors: not_found (`project.not_found`), invalid_argument (`page_token.invalid`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ProjectService.ListProjectGrants
+   */
+  listProjectGrants: {
+    methodKind: "unary";
+    input: typeof ListProjectGrantsRequestSchema;
+    output: typeof ListProjectGrantsResponseSchema;
+  },
+  /**
+   * Replaces the role keys of a project grant. Setting the keys it has already changes nothing and
+   * appends no event. Grant members hold grant management roles (PROJECT_GRANT_OWNER, …), never project
+   * role keys, so taking a key away changes no membership.
+   * Needs `project.grant.write` for that project.
+   * Errors: not_found (`project.not_found`, `project.grant.not_found`), invalid_argument
+   * (`project.role.not_found` with one field violation `role_keys[i]` per key the project does not
+   * define), failed_precondition (`project.inactive`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ProjectService.UpdateProjectGrant
+   */
+  updateProjectGrant: {
+    methodKind: "unary";
+    input: typeof UpdateProjectGrantRequestSchema;
+    output: typeof UpdateProjectGrantResponseSchema;
+  },
+  /**
+   * Removes a project grant and its members in one write, each member removal its own
+   * `project.grant.member.removed` event, then `project.grant.removed`. The granted organization may be
+   * granted the project again afterwards. Needs `project.grant.write` for that project.
+   * Errors: not_found (`project.not_found`, `project.grant.not_found`, also when removed already),
+   * failed_precondition (`project.inactive`).
+   *
+   * @generated from rpc gatehouse.admin.v1.ProjectService.RemoveProjectGrant
+   */
+  removeProjectGrant: {
+    methodKind: "unary";
+    input: typeof RemoveProjectGrantRequestSchema;
+    output: typeof RemoveProjectGrantResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gatehouse_admin_v1_project, 0);
