@@ -22,10 +22,19 @@ import {
 } from "./schema/index.js";
 import { createSqliteEventLog } from "./sqlite-events.js";
 import { createSqliteWrites } from "./sqlite-writes.js";
-import type { ApplicationFilter, Commit, Store } from "./store.js";
+import type { ApplicationFilter, Commit, ProjectFilter, Store } from "./store.js";
 
 function applicationConditions(filter: ApplicationFilter) {
   return and(eq(applications.projectId, filter.projectId), filter.state !== undefined ? eq(applications.state, filter.state) : undefined);
+}
+
+function projectConditions(filter: ProjectFilter) {
+  return and(
+    eq(projects.orgId, filter.orgId),
+    filter.nameContains !== undefined ? sql`instr(${projects.nameKey}, ${filter.nameContains}) > 0` : undefined,
+    filter.state !== undefined ? eq(projects.state, filter.state) : undefined,
+    filter.ids !== undefined ? inArray(projects.id, filter.ids) : undefined,
+  );
 }
 
 function userConditions(filter: { orgId: string; userNameKey?: string; emailKey?: string }) {
@@ -165,6 +174,48 @@ export function createSqliteStore(options: SqliteOptions): Store {
     },
     async findProjectGrantById(id) {
       return db.select().from(projectGrants).where(eq(projectGrants.id, id)).get();
+    },
+    async listProjectsPage(filter) {
+      const after = filter.afterPosition !== undefined ? gt(sql`${projects}.rowid`, filter.afterPosition) : undefined;
+      return db
+        .select({ row: projects, position: sql<number>`${projects}.rowid` })
+        .from(projects)
+        .where(and(projectConditions(filter), after))
+        .orderBy(asc(sql`${projects}.rowid`))
+        .limit(filter.limit)
+        .all();
+    },
+    async countProjects(filter) {
+      return db.select({ n: count() }).from(projects).where(projectConditions(filter)).get()?.n ?? 0;
+    },
+    async listProjectRolesPage(filter) {
+      const after = filter.afterPosition !== undefined ? gt(sql`${projectRoles}.rowid`, filter.afterPosition) : undefined;
+      return db
+        .select({ row: projectRoles, position: sql<number>`${projectRoles}.rowid` })
+        .from(projectRoles)
+        .where(and(eq(projectRoles.projectId, filter.projectId), after))
+        .orderBy(asc(sql`${projectRoles}.rowid`))
+        .limit(filter.limit)
+        .all();
+    },
+    async countProjectRoles(projectId) {
+      return db.select({ n: count() }).from(projectRoles).where(eq(projectRoles.projectId, projectId)).get()?.n ?? 0;
+    },
+    async listProjectGrantsOfProject(projectId) {
+      return db.select().from(projectGrants).where(eq(projectGrants.projectId, projectId)).orderBy(asc(sql`rowid`)).all();
+    },
+    async listProjectGrantsPage(filter) {
+      const after = filter.afterPosition !== undefined ? gt(sql`${projectGrants}.rowid`, filter.afterPosition) : undefined;
+      return db
+        .select({ row: projectGrants, position: sql<number>`${projectGrants}.rowid` })
+        .from(projectGrants)
+        .where(and(eq(projectGrants.projectId, filter.projectId), after))
+        .orderBy(asc(sql`${projectGrants}.rowid`))
+        .limit(filter.limit)
+        .all();
+    },
+    async countProjectGrants(projectId) {
+      return db.select({ n: count() }).from(projectGrants).where(eq(projectGrants.projectId, projectId)).get()?.n ?? 0;
     },
     async findApplicationById(id) {
       return db.select().from(applications).where(eq(applications.id, id)).get();

@@ -1,5 +1,5 @@
 import { and, count, eq, isNull, lt, ne, sql } from "drizzle-orm";
-import { failedPrecondition } from "../domain/errors.js";
+import { failedPrecondition, notFound } from "../domain/errors.js";
 import { conditionFailed } from "./db-errors.js";
 import type { GatehouseDb } from "./db.js";
 import {
@@ -46,6 +46,7 @@ export function createSqliteWrites(db: GatehouseDb) {
         if (db.delete(personalAccessTokens).where(eq(personalAccessTokens.id, write.id)).run().changes === 0) throw conditionFailed("the token is gone");
         return;
       case "membership.insert":
+        requireMembershipScope(db, write.row);
         db.insert(memberships).values(write.row).run();
         return;
       case "membership.delete":
@@ -62,6 +63,32 @@ export function createSqliteWrites(db: GatehouseDb) {
       case "projectGrant.insert":
         db.insert(projectGrants).values(write.row).run();
         return;
+      case "project.rename":
+        if (db.update(projects).set({ name: write.name, nameKey: write.nameKey }).where(eq(projects.id, write.id)).run().changes === 0) throw conditionFailed("the project is gone");
+        return;
+      case "project.setState":
+        if (db.update(projects).set({ state: write.state }).where(and(eq(projects.id, write.id), ne(projects.state, write.state))).run().changes === 0) {
+          throw conditionFailed("the project is gone or was changed concurrently");
+        }
+        return;
+      case "project.delete":
+        if (projectStillReferenced(db, write.id)) throw conditionFailed("something was added to the project concurrently");
+        if (db.delete(projects).where(eq(projects.id, write.id)).run().changes === 0) throw conditionFailed("the project is gone");
+        return;
+      case "projectRole.delete": {
+        const role = and(eq(projectRoles.projectId, write.projectId), eq(projectRoles.roleKey, write.roleKey));
+        if (db.delete(projectRoles).where(role).run().changes === 0) throw conditionFailed("the project role is gone");
+        return;
+      }
+      case "projectGrant.setRoleKeys":
+        if (db.update(projectGrants).set({ roleKeys: write.roleKeys }).where(eq(projectGrants.id, write.id)).run().changes === 0) throw conditionFailed("the grant is gone");
+        return;
+      case "projectGrant.delete": {
+        const members = db.select({ n: count() }).from(memberships).where(and(eq(memberships.level, "project_grant"), eq(memberships.scopeId, write.id))).get()?.n ?? 0;
+        if (members > 0) throw conditionFailed("a member was added to the grant concurrently");
+        if (db.delete(projectGrants).where(eq(projectGrants.id, write.id)).run().changes === 0) throw conditionFailed("the grant is gone");
+        return;
+      }
       case "application.insert":
         db.insert(applications).values(write.row).run();
         return;
@@ -199,6 +226,32 @@ export function createSqliteWrites(db: GatehouseDb) {
         return;
     }
   };
+}
+
+/** Whether a role, grant, membership (of the project or of one of its grants) or application still names the project. */
+function projectStillReferenced(db: GatehouseDb, projectId: string): boolean {
+  const one = (table: typeof projectRoles | typeof projectGrants | typeof applications) =>
+    db.select({ n: count() }).from(table).where(eq(table.projectId, projectId)).get()?.n ?? 0;
+  const members =
+    db
+      .select({ n: count() })
+      .from(memberships)
+      .where(sql`(${memberships.level} = 'project' AND ${memberships.scopeId} = ${projectId}) OR (${memberships.level} = 'project_grant' AND ${memberships.projectId} = ${projectId})`)
+      .get()?.n ?? 0;
+  return one(projectRoles) + one(projectGrants) + one(applications) + members > 0;
+}
+
+/**
+ * A project or grant membership may only be added while its scope exists: memberships have no foreign
+ * key to it, and one added after the scope's removal read its members would dangle without an event.
+ */
+function requireMembershipScope(db: GatehouseDb, row: { level: string; scopeId: string }): void {
+  if (row.level === "project" && !db.select({ id: projects.id }).from(projects).where(eq(projects.id, row.scopeId)).get()) {
+    throw notFound("project.not_found", "the project was removed", { projectId: row.scopeId });
+  }
+  if (row.level === "project_grant" && !db.select({ id: projectGrants.id }).from(projectGrants).where(eq(projectGrants.id, row.scopeId)).get()) {
+    throw notFound("project.grant.not_found", "the project grant was removed", { grantId: row.scopeId });
+  }
 }
 
 /**

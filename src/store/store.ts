@@ -76,6 +76,20 @@ export type RowWrite =
   | { kind: "project.insert"; row: ProjectRow }
   | { kind: "projectRole.insert"; row: ProjectRoleRow }
   | { kind: "projectGrant.insert"; row: ProjectGrantRow }
+  | { kind: "project.rename"; id: string; name: string; nameKey: string }
+  /** Conditional: fails the commit (`store.condition_failed`) unless the project exists and its state changes. */
+  | { kind: "project.setState"; id: string; state: ProjectRow["state"] }
+  /**
+   * Conditional: fails the commit when the project is gone, or anything still refers to it (a role,
+   * grant, membership or application added since the remover read them would otherwise dangle).
+   */
+  | { kind: "project.delete"; id: string }
+  /** Conditional: fails the commit when the role is gone. */
+  | { kind: "projectRole.delete"; projectId: string; roleKey: string }
+  /** Conditional: fails the commit when the grant is gone. */
+  | { kind: "projectGrant.setRoleKeys"; id: string; roleKeys: string[] }
+  /** Conditional: fails the commit when the grant is gone, or still has a member (added since the remover read them). */
+  | { kind: "projectGrant.delete"; id: string }
   | { kind: "application.insert"; row: ApplicationRow }
   | { kind: "application.rename"; id: string; name: string; nameKey: string }
   /** Conditional: fails the commit (`store.condition_failed`) unless the application exists and its state changes. */
@@ -107,6 +121,14 @@ export interface Commit {
 export interface ApplicationFilter {
   projectId: string;
   state?: ApplicationRow["state"];
+}
+
+/** Which projects a list shows: those of one organization; name contains `nameContains` (lower-cased key); only `ids` when set. */
+export interface ProjectFilter {
+  orgId: string;
+  nameContains?: string;
+  state?: ProjectRow["state"];
+  ids?: string[];
 }
 
 /** Which organizations a list shows: those of one instance; the name contains `nameContains` (lower-cased key), the state is `state`. */
@@ -179,6 +201,17 @@ export interface Store {
   findProjectById(id: string): Promise<ProjectRow | undefined>;
   listProjectRoles(projectId: string): Promise<ProjectRoleRow[]>;
   findProjectGrantById(id: string): Promise<ProjectGrantRow | undefined>;
+  /** One page of an organization's projects in creation order, after the given position, optionally filtered. */
+  listProjectsPage(filter: ProjectFilter & { afterPosition?: number; limit: number }): Promise<{ row: ProjectRow; position: number }[]>;
+  countProjects(filter: ProjectFilter): Promise<number>;
+  /** One page of a project's roles in the order they were added, after the given position. */
+  listProjectRolesPage(filter: { projectId: string; afterPosition?: number; limit: number }): Promise<{ row: ProjectRoleRow; position: number }[]>;
+  countProjectRoles(projectId: string): Promise<number>;
+  /** A project's grants in creation order. */
+  listProjectGrantsOfProject(projectId: string): Promise<ProjectGrantRow[]>;
+  /** One page of a project's grants in creation order, after the given position. */
+  listProjectGrantsPage(filter: { projectId: string; afterPosition?: number; limit: number }): Promise<{ row: ProjectGrantRow; position: number }[]>;
+  countProjectGrants(projectId: string): Promise<number>;
   findApplicationById(id: string): Promise<ApplicationRow | undefined>;
   /** Applications of a project, in creation order. */
   listApplicationsOfProject(projectId: string): Promise<ApplicationRow[]>;
