@@ -1,6 +1,6 @@
 import type { Caller, Deps } from "../context.js";
 import { authorize } from "../domain/authorization.js";
-import { notFound } from "../domain/errors.js";
+import { failedPrecondition, notFound } from "../domain/errors.js";
 import type { Permission } from "../domain/roles.js";
 import type { OrganizationRow, ProjectGrantRow, ProjectRow } from "../store/rows.js";
 import { selectOrganization } from "./select-organization.js";
@@ -16,10 +16,18 @@ export interface SelectedProject {
  * without rights learns nothing (permission_denied), while an authorized caller gets not_found for
  * a project that is not in the organization.
  */
-export async function selectProject(deps: Deps, caller: Caller, projectId: string, permission: Permission): Promise<SelectedProject> {
+export async function selectProject(
+  deps: Deps,
+  caller: Caller,
+  projectId: string,
+  permission: Permission,
+  options: { allowInactive?: boolean } = {},
+): Promise<SelectedProject> {
   const organization = await selectOrganization(deps, caller);
   authorize(caller.principal, permission, { orgId: organization.id, projectId });
-  return { organization, project: await projectIn(deps, organization, projectId) };
+  const project = await projectIn(deps, organization, projectId);
+  if (!options.allowInactive) requireWritable(project, permission);
+  return { organization, project };
 }
 
 /** Like selectProject, for an operation on one grant of the project (grant roles count here). */
@@ -32,6 +40,7 @@ export async function selectProjectGrant(
   const organization = await selectOrganization(deps, caller);
   authorize(caller.principal, permission, { orgId: organization.id, projectId: ids.projectId, grantId: ids.grantId });
   const project = await projectIn(deps, organization, ids.projectId);
+  requireWritable(project, permission);
   const grant = await deps.store.findProjectGrantById(ids.grantId);
   if (!grant || grant.projectId !== project.id) {
     throw notFound("project.grant.not_found", "the project grant does not exist", { projectId: ids.projectId, grantId: ids.grantId });
@@ -43,4 +52,14 @@ async function projectIn(deps: Deps, organization: OrganizationRow, projectId: s
   const project = await deps.store.findProjectById(projectId);
   if (!project || project.orgId !== organization.id) throw notFound("project.not_found", "the project does not exist", { projectId });
   return project;
+}
+
+/**
+ * An inactive project is read-only: every write to it or anything under it is refused until it is
+ * reactivated (its own state change and removal opt out with `allowInactive`).
+ */
+function requireWritable(project: ProjectRow, permission: Permission): void {
+  if (project.state === "inactive" && !permission.endsWith(".read")) {
+    throw failedPrecondition("project.inactive", "the project is inactive; reactivate it first", { projectId: project.id });
+  }
 }

@@ -8,6 +8,7 @@ import { detailsOfChange, detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import { addMember } from "./add-member.js";
 import { commitAs } from "./commit-as.js";
+import { removeMember } from "./remove-member.js";
 
 export async function createProject(deps: Deps, caller: Caller, input: { name: string }) {
   const organization = await selectOrganization(deps, caller);
@@ -47,6 +48,13 @@ export async function addProjectMember(deps: Deps, caller: Caller, input: { proj
   const { organization, project } = await selectProject(deps, caller, input.projectId, "project.member.write");
   const target = { level: "project" as const, scopeId: project.id, ownerOrgId: organization.id, projectId: project.id, eventType: EventType.projectMemberAdded };
   return { details: await addMember(deps, caller, target, input.userId, input.roles) };
+}
+
+/** Removes a user's project membership (all its roles), with the privilege ceiling of removeMember. */
+export async function removeProjectMember(deps: Deps, caller: Caller, input: { projectId: string; userId: string }) {
+  const { organization, project } = await selectProject(deps, caller, input.projectId, "project.member.write");
+  const target = { level: "project" as const, scopeId: project.id, ownerOrgId: organization.id, projectId: project.id, eventType: EventType.projectMemberRemoved };
+  return { details: await removeMember(deps, caller, target, input.userId) };
 }
 
 /** Grants the project to another organization with a subset of the project's role keys. */

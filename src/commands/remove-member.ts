@@ -3,6 +3,9 @@ import { requireCanGrantRoles } from "../domain/authorization.js";
 import { DomainError, failedPrecondition, notFound } from "../domain/errors.js";
 import { type Details, detailsOfChange } from "../events/details.js";
 import { commitAs } from "./commit-as.js";
+import type { NewEvent } from "../events/event.js";
+import type { MembershipRow } from "../store/rows.js";
+import type { RowWrite } from "../store/store.js";
 import type { MembershipTarget } from "./add-member.js";
 
 /** Where a membership is removed from; `eventType` is the level's `*.member.removed`. */
@@ -36,15 +39,7 @@ export async function removeMember(deps: Deps, caller: Caller, target: RemovalTa
   try {
     const events = await commitAs(deps, caller, {
       writes: [{ kind: "membership.delete", id: membership.id, ...(keep ? { keepRoleHolder: keep } : {}) }],
-      events: [
-        {
-          aggregateType: "member",
-          aggregateId: membership.id,
-          type: target.eventType,
-          payload: { userId, roles: membership.roles, level: target.level, scopeId: target.scopeId },
-          resourceOwner: target.ownerOrgId,
-        },
-      ],
+      events: [membershipRemoval(membership, target).event],
     });
     return detailsOfChange(events, span?.first);
   } catch (error) {
@@ -54,6 +49,23 @@ export async function removeMember(deps: Deps, caller: Caller, target: RemovalTa
     if (keep) throw lastHolder(keep);
     throw error;
   }
+}
+
+/**
+ * The write and event that remove one membership, for commands that remove memberships as part of a
+ * larger change (a removed project or grant takes its members with it, in its own transaction).
+ */
+export function membershipRemoval(membership: MembershipRow, target: MembershipTarget): { write: RowWrite; event: NewEvent } {
+  return {
+    write: { kind: "membership.delete", id: membership.id },
+    event: {
+      aggregateType: "member",
+      aggregateId: membership.id,
+      type: target.eventType,
+      payload: { userId: membership.userId, roles: membership.roles, level: target.level, scopeId: target.scopeId },
+      resourceOwner: target.ownerOrgId,
+    },
+  };
 }
 
 const memberNotFound = (userId: string) => notFound("member.not_found", "the user is not a member here", { userId });

@@ -1,7 +1,7 @@
 import type { Caller, Deps } from "../context.js";
 import { requireInstancePermission } from "../access/require-instance-permission.js";
 import { readDetails } from "./details.js";
-import { listMembersOfScope } from "./organization.js";
+import { listMembersOfScope } from "./members.js";
 
 export async function getInstance(deps: Deps, caller: Caller) {
   requireInstancePermission(caller, "iam.read");

@@ -3,8 +3,9 @@ import { organizationAccessDenied, selectOrganization } from "../access/select-o
 import type { Caller, Deps } from "../context.js";
 import { authorize, can } from "../domain/authorization.js";
 import { uniquenessKey } from "../domain/names.js";
-import type { MembershipRow, OrganizationRow } from "../store/rows.js";
+import type { OrganizationRow } from "../store/rows.js";
 import { readDetails } from "./details.js";
+import { listMembersOfScope } from "./members.js";
 import { cutPage, pageLimit, positionAfter } from "./paging.js";
 
 /** Reads an organization; it is selected like `x-service-orgid`, so a stranger learns nothing of it. */
@@ -45,20 +46,4 @@ export async function listOrganizationMembers(deps: Deps, caller: Caller, input:
   const organization = await selectOrganization(deps, caller);
   authorize(caller.principal, "org.read", { orgId: organization.id });
   return listMembersOfScope(deps, "org", organization.id, input);
-}
-
-/**
- * One page of the members of a scope in the order they were added, with the total and each
- * membership's details. Shared by every List…Members of a level whose permission is checked already.
- */
-export async function listMembersOfScope(deps: Deps, level: MembershipRow["level"], scopeId: string, input: { pageSize: number; pageToken: string }) {
-  const after = positionAfter(input.pageToken);
-  const { limit, fetch } = pageLimit(input.pageSize);
-  const [rows, total] = await Promise.all([
-    deps.store.listMembershipsOfScopePage({ level, scopeId, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
-    deps.store.countMembershipsOfScope(level, scopeId),
-  ]);
-  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
-  const members = await Promise.all(page.map(async ({ row }) => ({ membership: row, details: await readDetails(deps.store, "member", row.id) })));
-  return { members, total, nextPageToken };
 }

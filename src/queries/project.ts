@@ -1,11 +1,75 @@
 import { selectProject, selectProjectGrant } from "../access/select-project.js";
+import { selectOrganization } from "../access/select-organization.js";
 import type { Caller, Deps } from "../context.js";
-import { readDetails, withDetails } from "./details.js";
+import { authorize, can } from "../domain/authorization.js";
+import { uniquenessKey } from "../domain/names.js";
+import type { ProjectRow } from "../store/rows.js";
+import type { ProjectFilter } from "../store/store.js";
+import { readDetails } from "./details.js";
+import { listMembersOfScope } from "./members.js";
+import { cutPage, pageLimit, positionAfter } from "./paging.js";
+
+interface PageInput {
+  pageSize: number;
+  pageToken: string;
+}
 
 export async function getProject(deps: Deps, caller: Caller, projectId: string) {
   const { project } = await selectProject(deps, caller, projectId, "project.read");
+  return readProject(deps, project);
+}
+
+async function readProject(deps: Deps, project: ProjectRow) {
   const [roles, details] = await Promise.all([deps.store.listProjectRoles(project.id), readDetails(deps.store, "project", project.id)]);
   return { project, roles, details };
+}
+
+/**
+ * The selected organization's projects the caller may read, in creation order. `project.read` for the
+ * whole organization shows all; otherwise only the projects the caller's project memberships cover
+ * (so the total never counts a project the caller cannot open).
+ */
+export async function listProjects(deps: Deps, caller: Caller, input: PageInput & { name: string; state?: ProjectRow["state"] }) {
+  const organization = await selectOrganization(deps, caller);
+  const filter: ProjectFilter = { orgId: organization.id };
+  if (!can(caller.principal, "project.read", { orgId: organization.id })) {
+    const ids = caller.principal.memberships
+      .filter((m) => m.level === "project" && m.ownerOrgId === organization.id)
+      .map((m) => m.scopeId)
+      .filter((projectId) => can(caller.principal, "project.read", { orgId: organization.id, projectId }));
+    // No project to read there: the same answer as for any other call without the permission.
+    if (ids.length === 0) authorize(caller.principal, "project.read", { orgId: organization.id });
+    filter.ids = ids;
+  }
+  const name = input.name.trim();
+  if (name) filter.nameContains = uniquenessKey(name);
+  if (input.state) filter.state = input.state;
+  const after = positionAfter(input.pageToken);
+  const { limit, fetch } = pageLimit(input.pageSize);
+  const [rows, total] = await Promise.all([
+    deps.store.listProjectsPage({ ...filter, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
+    deps.store.countProjects(filter),
+  ]);
+  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
+  return { projects: await Promise.all(page.map(({ row }) => readProject(deps, row))), total, nextPageToken };
+}
+
+export async function listProjectRoles(deps: Deps, caller: Caller, input: PageInput & { projectId: string }) {
+  const { project } = await selectProject(deps, caller, input.projectId, "project.read");
+  const after = positionAfter(input.pageToken);
+  const { limit, fetch } = pageLimit(input.pageSize);
+  const [rows, total] = await Promise.all([
+    deps.store.listProjectRolesPage({ projectId: project.id, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
+    deps.store.countProjectRoles(project.id),
+  ]);
+  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
+  return { roles: page.map(({ row }) => row), total, nextPageToken };
+}
+
+/** Who holds rights in a project is part of reading it: `project.read`, like ListOrganizationMembers. */
+export async function listProjectMembers(deps: Deps, caller: Caller, input: PageInput & { projectId: string }) {
+  const { project } = await selectProject(deps, caller, input.projectId, "project.read");
+  return listMembersOfScope(deps, "project", project.id, input);
 }
 
 export async function getProjectGrant(deps: Deps, caller: Caller, ids: { projectId: string; grantId: string }) {
@@ -13,7 +77,21 @@ export async function getProjectGrant(deps: Deps, caller: Caller, ids: { project
   return { grant, details: await readDetails(deps.store, "project.grant", grant.id) };
 }
 
-export async function listProjectGrantMembers(deps: Deps, caller: Caller, ids: { projectId: string; grantId: string }) {
-  const { grant } = await selectProjectGrant(deps, caller, ids, "project.grant.member.read");
-  return { members: await withDetails(deps.store, "member", await deps.store.listMembershipsOfScope("project_grant", grant.id)) };
+/** Every grant of the project: `project.grant.read` for the whole project, not one grant's. */
+export async function listProjectGrants(deps: Deps, caller: Caller, input: PageInput & { projectId: string }) {
+  const { project } = await selectProject(deps, caller, input.projectId, "project.grant.read");
+  const after = positionAfter(input.pageToken);
+  const { limit, fetch } = pageLimit(input.pageSize);
+  const [rows, total] = await Promise.all([
+    deps.store.listProjectGrantsPage({ projectId: project.id, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
+    deps.store.countProjectGrants(project.id),
+  ]);
+  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
+  const grants = await Promise.all(page.map(async ({ row }) => ({ grant: row, details: await readDetails(deps.store, "project.grant", row.id) })));
+  return { grants, total, nextPageToken };
+}
+
+export async function listProjectGrantMembers(deps: Deps, caller: Caller, input: PageInput & { projectId: string; grantId: string }) {
+  const { grant } = await selectProjectGrant(deps, caller, input, "project.grant.member.read");
+  return listMembersOfScope(deps, "project_grant", grant.id, input);
 }

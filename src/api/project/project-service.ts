@@ -1,11 +1,26 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ProjectService } from "../../../gen/gatehouse/admin/v1/project_pb.js";
-import { addProjectMember, addProjectRole, createProject, createProjectGrant } from "../../commands/project.js";
+import { addProjectMember, addProjectRole, createProject, createProjectGrant, removeProjectMember } from "../../commands/project.js";
 import { addProjectGrantMember, removeProjectGrantMember } from "../../commands/project-grant-member.js";
+import { removeProjectGrant, updateProjectGrant } from "../../commands/project-grant-lifecycle.js";
+import { changeProjectState, removeProject, updateProject } from "../../commands/project-lifecycle.js";
+import { removeProjectRole } from "../../commands/project-role.js";
 import type { Deps } from "../../context.js";
-import { getProject, getProjectGrant, listProjectGrantMembers } from "../../queries/project.js";
+import {
+  getProject,
+  getProjectGrant,
+  listProjectGrantMembers,
+  listProjectGrants,
+  listProjectMembers,
+  listProjectRoles,
+  listProjects,
+} from "../../queries/project.js";
 import { callerOf } from "../caller.js";
 import { toDetailsMessage } from "../convert.js";
+import { toMemberPage } from "../organization/convert.js";
+import { fromProjectState, listDetails, toGrantMessage, toProjectMessage, toRoleMessage } from "./convert.js";
+
+const written = async (write: Promise<{ details: Parameters<typeof toDetailsMessage>[0] }>) => ({ details: toDetailsMessage((await write).details) });
 
 export function createProjectService(deps: Deps): ServiceImpl<typeof ProjectService> {
   return {
@@ -14,54 +29,47 @@ export function createProjectService(deps: Deps): ServiceImpl<typeof ProjectServ
       return { projectId, details: toDetailsMessage(details) };
     },
     async getProject(request, context) {
-      const { project, roles, details } = await getProject(deps, callerOf(context), request.projectId);
-      return {
-        project: {
-          projectId: project.id,
-          name: project.name,
-          roles: roles.map((role) => ({ roleKey: role.roleKey, displayName: role.displayName })),
-          details: toDetailsMessage(details),
-        },
-      };
+      return { project: toProjectMessage(await getProject(deps, callerOf(context), request.projectId)) };
     },
-    async addProjectRole(request, context) {
-      const { details } = await addProjectRole(deps, callerOf(context), request);
-      return { details: toDetailsMessage(details) };
+    async listProjects(request, context) {
+      const state = fromProjectState(request.state);
+      const input = { pageSize: request.pageSize, pageToken: request.pageToken, name: request.name, ...(state ? { state } : {}) };
+      const page = await listProjects(deps, callerOf(context), input);
+      return { details: listDetails(page), projects: page.projects.map(toProjectMessage) };
     },
-    async addProjectMember(request, context) {
-      const { details } = await addProjectMember(deps, callerOf(context), request);
-      return { details: toDetailsMessage(details) };
+    updateProject: (request, context) => written(updateProject(deps, callerOf(context), request)),
+    removeProject: (request, context) => written(removeProject(deps, callerOf(context), request.projectId)),
+    deactivateProject: (request, context) => written(changeProjectState(deps, callerOf(context), request.projectId, "deactivate")),
+    reactivateProject: (request, context) => written(changeProjectState(deps, callerOf(context), request.projectId, "reactivate")),
+    addProjectRole: (request, context) => written(addProjectRole(deps, callerOf(context), request)),
+    async listProjectRoles(request, context) {
+      const page = await listProjectRoles(deps, callerOf(context), request);
+      return { details: listDetails(page), roles: page.roles.map(toRoleMessage) };
     },
+    removeProjectRole: (request, context) => written(removeProjectRole(deps, callerOf(context), request)),
+    addProjectMember: (request, context) => written(addProjectMember(deps, callerOf(context), request)),
+    async listProjectMembers(request, context) {
+      return toMemberPage(await listProjectMembers(deps, callerOf(context), request));
+    },
+    removeProjectMember: (request, context) => written(removeProjectMember(deps, callerOf(context), request)),
     async createProjectGrant(request, context) {
       const { grantId, details } = await createProjectGrant(deps, callerOf(context), request);
       return { grantId, details: toDetailsMessage(details) };
     },
     async getProjectGrant(request, context) {
       const { grant, details } = await getProjectGrant(deps, callerOf(context), request);
-      return {
-        grant: {
-          grantId: grant.id,
-          projectId: grant.projectId,
-          grantedOrganizationId: grant.grantedOrgId,
-          roleKeys: grant.roleKeys,
-          details: toDetailsMessage(details),
-        },
-      };
+      return { grant: toGrantMessage(grant, details) };
     },
-    async addProjectGrantMember(request, context) {
-      const { details } = await addProjectGrantMember(deps, callerOf(context), request);
-      return { details: toDetailsMessage(details) };
+    async listProjectGrants(request, context) {
+      const page = await listProjectGrants(deps, callerOf(context), request);
+      return { details: listDetails(page), grants: page.grants.map(({ grant, details }) => toGrantMessage(grant, details)) };
     },
+    updateProjectGrant: (request, context) => written(updateProjectGrant(deps, callerOf(context), request)),
+    removeProjectGrant: (request, context) => written(removeProjectGrant(deps, callerOf(context), request)),
+    addProjectGrantMember: (request, context) => written(addProjectGrantMember(deps, callerOf(context), request)),
     async listProjectGrantMembers(request, context) {
-      const { members } = await listProjectGrantMembers(deps, callerOf(context), request);
-      return {
-        details: { totalResult: BigInt(members.length), nextPageToken: "" },
-        members: members.map(({ row, details }) => ({ userId: row.userId, roles: row.roles, details: toDetailsMessage(details) })),
-      };
+      return toMemberPage(await listProjectGrantMembers(deps, callerOf(context), request));
     },
-    async removeProjectGrantMember(request, context) {
-      const { details } = await removeProjectGrantMember(deps, callerOf(context), request);
-      return { details: toDetailsMessage(details) };
-    },
+    removeProjectGrantMember: (request, context) => written(removeProjectGrantMember(deps, callerOf(context), request)),
   };
 }
