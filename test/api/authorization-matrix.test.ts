@@ -104,6 +104,24 @@ const TABLE: Row[] = [
   { rpc: `${P}AddProjectGrantMember`, write: true, request: r.addProjectGrantMember, allowed: GRANT_WRITE, ...HIDDEN },
   { rpc: `${P}ListProjectGrantMembers`, write: false, request: r.listProjectGrantMembers, allowed: GRANT_READ, ...HIDDEN },
   { rpc: `${P}RemoveProjectGrantMember`, write: true, request: r.removeProjectGrantMember, allowed: GRANT_WRITE, ...HIDDEN },
+  // `project.read` in the selected organization; a project owner (also of a sibling project) lists the
+  // projects it holds a role on; an owner of C lists C's.
+  { rpc: `${P}ListProjects`, write: false, request: r.listProjects, allowed: [...PROJECT_READ, "otherProjectOwner", OWN] },
+  // Whole-project changes need `project.write`: on a project of the cell's own where the project and
+  // grant columns hold their roles (a grant owner administers its grant, never the project).
+  { rpc: `${P}UpdateProject`, write: true, request: r.updateProject, allowed: PROJECT_WRITE, ...HIDDEN },
+  { rpc: `${P}DeactivateProject`, write: true, request: r.ownProject((projectId) => ({ projectId })), allowed: PROJECT_WRITE, ...HIDDEN },
+  { rpc: `${P}ReactivateProject`, write: true, request: r.ownProject((projectId) => ({ projectId }), true), allowed: PROJECT_WRITE, ...HIDDEN },
+  { rpc: `${P}RemoveProject`, write: true, request: r.ownProject((projectId) => ({ projectId })), allowed: PROJECT_WRITE, ...HIDDEN },
+  { rpc: `${P}ListProjectRoles`, write: false, request: r.listProjectRoles, allowed: PROJECT_READ, ...HIDDEN },
+  { rpc: `${P}RemoveProjectRole`, write: true, request: r.removeProjectRole, allowed: PROJECT_WRITE, ...HIDDEN },
+  // Who holds rights in a project is part of reading it (`project.read`), like organization members.
+  { rpc: `${P}ListProjectMembers`, write: false, request: r.listProjectMembers, allowed: PROJECT_READ, ...HIDDEN },
+  { rpc: `${P}RemoveProjectMember`, write: true, request: r.removeProjectMember, allowed: PROJECT_WRITE, ...HIDDEN },
+  // Every grant of the project: `project.grant.read` for the whole project, which a grant's own roles do not give.
+  { rpc: `${P}ListProjectGrants`, write: false, request: r.listProjectGrants, allowed: PROJECT_READ, ...HIDDEN },
+  { rpc: `${P}UpdateProjectGrant`, write: true, request: r.updateProjectGrant, allowed: PROJECT_WRITE, ...HIDDEN },
+  { rpc: `${P}RemoveProjectGrant`, write: true, request: r.removeProjectGrant, allowed: PROJECT_WRITE, ...HIDDEN },
 
   { rpc: `${A}CreateOidcApplication`, write: true, request: r.createOidcApplication, allowed: PROJECT_WRITE, ...HIDDEN },
   { rpc: `${A}CreateApiApplication`, write: true, request: r.createApiApplication, allowed: PROJECT_WRITE, ...HIDDEN },

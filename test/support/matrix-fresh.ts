@@ -119,6 +119,41 @@ export class FreshTargets {
     await this.as(ApplicationService, orgId).deactivateApplication({ projectId, appId });
   }
 
+  /**
+   * A project of its own for a cell that changes a whole project (rename, state, removal): the given
+   * users hold the given project roles on it, and a grant of it to `grantedOrgId` has the given members.
+   */
+  async project(orgId: string, grantedOrgId: string, members: { project: [string, string][]; grant: [string, string][] }, inactive = false): Promise<string> {
+    const projects = this.as(ProjectService, orgId);
+    const { projectId } = await projects.createProject({ name: uniqueName("Matrix Project") });
+    await projects.addProjectRole({ projectId, roleKey: "reader", displayName: "Reader" });
+    const { grantId } = await projects.createProjectGrant({ projectId, grantedOrganizationId: grantedOrgId, roleKeys: ["reader"] });
+    for (const [userId, role] of members.project) await projects.addProjectMember({ projectId, userId, roles: [role] });
+    for (const [userId, role] of members.grant) await projects.addProjectGrantMember({ projectId, grantId, userId, roles: [role] });
+    if (inactive) await projects.deactivateProject({ projectId });
+    return projectId;
+  }
+
+  /** A role of the project no grant hands out, ready to be removed. */
+  async projectRole(orgId: string, projectId: string): Promise<string> {
+    const roleKey = uniqueName("matrix-role");
+    await this.as(ProjectService, orgId).addProjectRole({ projectId, roleKey, displayName: "Matrix Role" });
+    return roleKey;
+  }
+
+  /** A PROJECT_OWNER_VIEWER of the project, ready to be removed. */
+  async projectMember(orgId: string, projectId: string, memberOrgId: string): Promise<string> {
+    const { userId } = await this.machineUser(memberOrgId);
+    await this.as(ProjectService, orgId).addProjectMember({ projectId, userId, roles: ["PROJECT_OWNER_VIEWER"] });
+    return userId;
+  }
+
+  /** A grant of the project to a fresh organization, handing out `reader`. */
+  async projectGrant(orgId: string, projectId: string): Promise<string> {
+    const { grantId } = await this.as(ProjectService, orgId).createProjectGrant({ projectId, grantedOrganizationId: await this.organization(), roleKeys: ["reader"] });
+    return grantId;
+  }
+
   /** A member of the grant (no roles: a member with no rights), ready to be removed. */
   async grantMember(orgId: string, projectId: string, grantId: string, memberOrgId: string): Promise<string> {
     const { userId } = await this.machineUser(memberOrgId);

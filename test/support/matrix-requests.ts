@@ -43,6 +43,18 @@ const samlMetadata = (entityId: string) =>
 /** An SMTP server that is never reached: the port is closed, so a test dial fails at once. */
 const smtpConfig = { senderAddress: "noreply@example.com", senderName: "Gatehouse Matrix", tls: false, host: "127.0.0.1:9", user: "" };
 
+/** A whole-project change: a project of the cell's own, on which the project and grant columns hold their roles. */
+const ownProject =
+  (input: (projectId: string) => Record<string, unknown>, inactive = false): RequestBuilder =>
+  async (w) => {
+    const c = w.callers;
+    const members = {
+      project: [[c.PROJECT_OWNER.userId, "PROJECT_OWNER"], [c.PROJECT_OWNER_VIEWER.userId, "PROJECT_OWNER_VIEWER"]] as [string, string][],
+      grant: [[c.PROJECT_GRANT_OWNER.userId, "PROJECT_GRANT_OWNER"], [c.PROJECT_GRANT_OWNER_VIEWER.userId, "PROJECT_GRANT_OWNER_VIEWER"]] as [string, string][],
+    };
+    return { input: input(await w.fresh.project(w.orgA, w.orgB, members, inactive)) };
+  };
+
 export const requests = {
   getInstance: fixed(() => ({})),
   addInstanceMember: async (w: MatrixWorld) => ({ input: { userId: (await w.fresh.machineUser(w.orgA)).userId, roles: ["IAM_OWNER_VIEWER"] } }),
@@ -108,6 +120,16 @@ export const requests = {
   removeProjectGrantMember: async (w: MatrixWorld) => ({
     input: { projectId: w.p1, grantId: w.g1, userId: await w.fresh.grantMember(w.orgA, w.p1, w.g1, w.orgB) },
   }),
+  listProjects: fixed(() => ({})),
+  listProjectRoles: fixed((w) => ({ projectId: w.p1 })),
+  listProjectMembers: fixed((w) => ({ projectId: w.p1 })),
+  listProjectGrants: fixed((w) => ({ projectId: w.p1 })),
+  ownProject,
+  updateProject: ownProject((projectId) => ({ projectId, name: uniqueName("Renamed Project") })),
+  removeProjectRole: async (w: MatrixWorld) => ({ input: { projectId: w.p1, roleKey: await w.fresh.projectRole(w.orgA, w.p1) } }),
+  removeProjectMember: async (w: MatrixWorld) => ({ input: { projectId: w.p1, userId: await w.fresh.projectMember(w.orgA, w.p1, w.orgB) } }),
+  updateProjectGrant: async (w: MatrixWorld) => ({ input: { projectId: w.p1, grantId: await w.fresh.projectGrant(w.orgA, w.p1), roleKeys: [] } }),
+  removeProjectGrant: async (w: MatrixWorld) => ({ input: { projectId: w.p1, grantId: await w.fresh.projectGrant(w.orgA, w.p1) } }),
 
   createOidcApplication: fixed((w) => ({
     projectId: w.p1,
