@@ -1,4 +1,5 @@
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
+import { acceptedRequestId } from "./interceptors/request-id.js";
 
 type NodeHandler = ReturnType<typeof connectNodeAdapter>;
 
@@ -35,6 +36,8 @@ export function withCors(handler: NodeHandler, allowedOrigins: readonly string[]
         res.setHeader("access-control-allow-methods", "GET, POST, PUT, DELETE");
         res.setHeader("access-control-allow-headers", ALLOWED_HEADERS);
         res.setHeader("access-control-max-age", "7200");
+        // Answered before the RPC adapter, which sets the request id on every other response.
+        res.setHeader("x-request-id", acceptedRequestId(req.headers["x-request-id"]));
         res.writeHead(204);
         res.end();
         return;

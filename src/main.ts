@@ -13,6 +13,12 @@ function fail(line: string, code: number): never {
   process.exit(code);
 }
 
+// Logs go to stdout. When whatever reads it has gone (a closed pipe), the lines are lost, but the
+// server keeps serving and still stops cleanly on a signal.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code !== "EPIPE") throw error;
+});
+
 let outcome: Awaited<ReturnType<typeof runCli>>;
 try {
   outcome = await runCli(process.argv.slice(2));

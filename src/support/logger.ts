@@ -5,8 +5,12 @@ export type { Logger };
 /**
  * Structured JSON logs. Headers and fields that can carry secrets are redacted by path as a safety
  * net; code never logs request messages in the first place.
+ *
+ * By default lines go to process.stdout (written synchronously for files and pipes on Linux), not
+ * to pino's own fd writer: when the reader of a pipe is gone, that writer's exit flush retries
+ * forever and the process never exits after SIGTERM. main.ts drops stdout's EPIPE instead.
  */
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+export function createLogger(level: string, destination: DestinationStream = process.stdout): Logger {
   return pino(
     {
       level,

@@ -164,3 +164,17 @@ describe("npm start hands signals to the one server process", () => {
     await expectCleanStop(started);
   });
 });
+
+describe("a server whose log reader has gone", () => {
+  it("still stops on SIGTERM with exit 0 when the reader of its stdout has gone", async () => {
+    const dataDir = join(root, "closed-stdout");
+    const server = spawnProgram(process.execPath, ["dist/src/main.js", "serve", "--port", "0", "--data-dir", dataDir]);
+    await server.waitForLog("gatehouse listening");
+    // The pipe's reader dies (e.g. `gatehouse serve | log-shipper` and the shipper crashed).
+    server.child.stdout?.destroy();
+    server.child.kill("SIGTERM");
+    const result = await server.waitForExit(20_000);
+    expect([result.code, result.signal]).toEqual([0, null]);
+    expect(existsSync(join(dataDir, "gatehouse.lock"))).toBe(false);
+  });
+});
