@@ -228,16 +228,14 @@ export function createSqliteWrites(db: GatehouseDb) {
   };
 }
 
-/** Whether a role, grant, membership (of the project or of one of its grants) or application still names the project. */
+/**
+ * Whether a role, grant, project membership or application still names the project. Grant members
+ * need no check here: a grant with members cannot be removed, and a grant keeps its project.
+ */
 function projectStillReferenced(db: GatehouseDb, projectId: string): boolean {
   const one = (table: typeof projectRoles | typeof projectGrants | typeof applications) =>
     db.select({ n: count() }).from(table).where(eq(table.projectId, projectId)).get()?.n ?? 0;
-  const members =
-    db
-      .select({ n: count() })
-      .from(memberships)
-      .where(sql`(${memberships.level} = 'project' AND ${memberships.scopeId} = ${projectId}) OR (${memberships.level} = 'project_grant' AND ${memberships.projectId} = ${projectId})`)
-      .get()?.n ?? 0;
+  const members = db.select({ n: count() }).from(memberships).where(and(eq(memberships.level, "project"), eq(memberships.scopeId, projectId))).get()?.n ?? 0;
   return one(projectRoles) + one(projectGrants) + one(applications) + members > 0;
 }
 
