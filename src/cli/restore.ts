@@ -1,8 +1,8 @@
-import Database from "better-sqlite3";
 import { copyFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { StartupError } from "../startup/startup-error.js";
 import { openSecret } from "../support/secret-box.js";
 import { writePrivateFile } from "../support/files.js";
+import { readMasterKeyProbe } from "../store/sqlite-file.js";
 import { describeBackup } from "./backup.js";
 import { PROBE_CONTEXT } from "../startup/master-key.js";
 
@@ -23,7 +23,7 @@ export function restoreDatabase(input: RestoreInput, files: { database: string; 
   }
   const summary = describeBackup(input.from);
   const keyText = readKey(input.masterKeyFile);
-  const probe = readProbe(input.from);
+  const probe = readMasterKeyProbe(input.from);
   if (probe !== undefined) {
     try {
       openSecret(Buffer.from(keyText, "base64"), probe, PROBE_CONTEXT);
@@ -49,15 +49,4 @@ function readKey(path: string): string {
     throw new StartupError(`master key ${path} is not 32 base64-encoded bytes: pass the key file of the backed-up data dir`);
   }
   return text;
-}
-
-function readProbe(file: string): string | undefined {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'master_key_probe'").get();
-    if (!table) return undefined;
-    return (db.prepare("SELECT sealed FROM master_key_probe WHERE id = 1").get() as { sealed: string } | undefined)?.sealed;
-  } finally {
-    db.close();
-  }
 }

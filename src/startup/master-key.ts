@@ -1,32 +1,12 @@
-import Database from "better-sqlite3";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { mayHoldSealedData } from "../store/sqlite-file.js";
 import type { Store } from "../store/store.js";
 import { writePrivateFile } from "../support/files.js";
 import { openSecret, sealSecret } from "../support/secret-box.js";
 import { StartupError } from "./startup-error.js";
 
 export const PROBE_CONTEXT = "gatehouse:master-key-probe";
-
-/**
- * Whether the database may hold data sealed under a key: a probe value or a bootstrapped instance. A
- * database that `gatehouse migrate` created holds neither, so its first `serve` gets a new key. A file
- * that cannot be read here is treated as holding data: never a new key for it.
- */
-function mayHoldSealedData(databasePath: string): boolean {
-  if (!existsSync(databasePath) || statSync(databasePath).size === 0) return false;
-  let db: Database.Database | undefined;
-  try {
-    db = new Database(databasePath, { fileMustExist: true });
-    const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all());
-    const hasRow = (table: string) => tables.has(table) && db?.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get() !== undefined;
-    return hasRow("master_key_probe") || hasRow("instances");
-  } catch {
-    return true;
-  } finally {
-    db?.close();
-  }
-}
 
 /**
  * Loads the 32-byte master key that seals secrets at rest. It is generated (mode 0600) only for a new

@@ -1,5 +1,4 @@
-import Database from "better-sqlite3";
-import { existsSync, statSync } from "node:fs";
+import { checkDatabasePages, databaseFileExists } from "../store/sqlite-file.js";
 import type { Store } from "../store/store.js";
 import { StartupError } from "./startup-error.js";
 
@@ -19,30 +18,14 @@ function sqliteReason(error: unknown): { code: string; reason: string } {
 const firstLine = (error: unknown) => String((error as Error)?.message ?? error).split("\n")[0]?.slice(0, 200) ?? "";
 
 /**
- * A page-level check of an existing file before it is migrated and served: SQLite reads a page only
- * when a query needs it, so a damaged page would otherwise surface later as `internal` on some call
- * (or be written over by a migration). quick_check reads every page once: milliseconds for a
- * database of a few MB, seconds for GBs.
- */
-function checkPages(databasePath: string): void {
-  const db = new Database(databasePath, { fileMustExist: true });
-  try {
-    db.pragma("busy_timeout = 10000");
-    const result = db.pragma("quick_check(1)", { simple: true });
-    if (result !== "ok") throw Object.assign(new Error(`quick_check: ${String(result)}`), { code: "SQLITE_CORRUPT" });
-  } finally {
-    db.close();
-  }
-}
-
-/**
  * Opens the store, turning what SQLite says about a bad file or a failed migration into one line
  * that names the file and what to do (the cause stays attached for the debug log).
  */
 export function openDatabase(open: () => Store, databasePath: string): Store {
-  const existed = existsSync(databasePath) && statSync(databasePath).size > 0;
+  const existed = databaseFileExists(databasePath);
   try {
-    if (existed) checkPages(databasePath);
+    // A damaged page is found now, not later as `internal` on some call or overwritten by a migration.
+    if (existed) checkDatabasePages(databasePath);
     return open();
   } catch (error) {
     const { code, reason } = sqliteReason(error);

@@ -1,0 +1,83 @@
+import Database from "better-sqlite3";
+import { existsSync, statSync } from "node:fs";
+
+/**
+ * What the operator's commands (start-up checks, backup, restore) need to know of a database FILE,
+ * before or without opening it as a store. Each opens its own short-lived connection.
+ */
+
+function withFile<T>(path: string, readonly: boolean, work: (db: Database.Database) => T): T {
+  const db = new Database(path, { fileMustExist: true, readonly });
+  try {
+    db.pragma("busy_timeout = 10000");
+    return work(db);
+  } finally {
+    db.close();
+  }
+}
+
+/** Whether a file exists with content (a database that was at least created). */
+export function databaseFileExists(path: string): boolean {
+  return existsSync(path) && statSync(path).size > 0;
+}
+
+/**
+ * Reads every page once (quick_check): SQLite otherwise reads a page only when a query needs it, so a
+ * damaged page would surface later as `internal` on some call. Throws with code SQLITE_CORRUPT.
+ */
+export function checkDatabasePages(path: string): void {
+  withFile(path, false, (db) => {
+    const result = db.pragma("quick_check(1)", { simple: true });
+    if (result !== "ok") throw Object.assign(new Error(`quick_check: ${String(result)}`), { code: "SQLITE_CORRUPT" });
+  });
+}
+
+function hasRow(db: Database.Database, table: string): boolean {
+  const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined;
+  return exists && db.prepare(`SELECT 1 FROM "${table}" LIMIT 1`).get() !== undefined;
+}
+
+/** The master-key probe value of a database file, if it has one. */
+export function readMasterKeyProbe(path: string): string | undefined {
+  return withFile(path, true, (db) =>
+    hasRow(db, "master_key_probe") ? (db.prepare("SELECT sealed FROM master_key_probe WHERE id = 1").get() as { sealed: string } | undefined)?.sealed : undefined,
+  );
+}
+
+/**
+ * Whether a database file may hold data sealed under a master key: a probe value or a bootstrapped
+ * instance. One `gatehouse migrate` created holds neither. A file that cannot be read counts as
+ * holding data (never a new key for it).
+ */
+export function mayHoldSealedData(path: string): boolean {
+  if (!databaseFileExists(path)) return false;
+  try {
+    return withFile(path, false, (db) => hasRow(db, "master_key_probe") || hasRow(db, "instances"));
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * A consistent copy into `to` (which must not exist): `VACUUM INTO` copies one read snapshot — WAL
+ * readers do not block the writer, and unlike the page-stepping backup API it never restarts under
+ * constant writes.
+ */
+export function copyDatabaseSnapshot(path: string, to: string): void {
+  withFile(path, false, (db) => db.prepare("VACUUM INTO ?").run(to));
+}
+
+export interface DatabaseSummary {
+  events: number;
+  lastSequence: number;
+}
+
+/** Checks that a file is an intact, bootstrapped Gatehouse database and says what it holds; throws otherwise. */
+export function summarizeDatabase(path: string): DatabaseSummary {
+  return withFile(path, true, (db) => {
+    const check = db.pragma("integrity_check", { simple: true });
+    if (check !== "ok") throw new Error(`integrity check: ${String(check)}`);
+    if (!hasRow(db, "instances")) throw new Error("it holds no bootstrapped instance");
+    return db.prepare("SELECT count(*) AS events, coalesce(max(sequence), 0) AS lastSequence FROM events").get() as DatabaseSummary;
+  });
+}
