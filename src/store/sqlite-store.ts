@@ -122,6 +122,23 @@ export function createSqliteStore(options: SqliteOptions): Store {
     async setMasterKeyProbe(sealed) {
       db.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing().run();
     },
+    async listTokensPage(filter) {
+      return db
+        .select({ row: personalAccessTokens, position: sql<number>`${personalAccessTokens}.rowid` })
+        .from(personalAccessTokens)
+        .where(
+          and(
+            eq(personalAccessTokens.userId, filter.userId),
+            filter.afterPosition !== undefined ? gt(sql`${personalAccessTokens}.rowid`, filter.afterPosition) : undefined,
+          ),
+        )
+        .orderBy(asc(sql`${personalAccessTokens}.rowid`))
+        .limit(filter.limit)
+        .all();
+    },
+    async countTokensOfUser(userId) {
+      return db.select({ n: count() }).from(personalAccessTokens).where(eq(personalAccessTokens.userId, userId)).get()?.n ?? 0;
+    },
     async listTokensOfUser(userId) {
       return db
         .select()

@@ -172,6 +172,9 @@ export interface Store {
   countOrganizations(filter: OrganizationFilter): Promise<number>;
   findUserById(id: string): Promise<UserRow | undefined>;
   findTokenById(id: string): Promise<TokenRow | undefined>;
+  /** One page of a user's tokens in creation order, after the given position. */
+  listTokensPage(filter: { userId: string; afterPosition?: number; limit: number }): Promise<{ row: TokenRow; position: number }[]>;
+  countTokensOfUser(userId: string): Promise<number>;
   /** A user's personal access tokens, oldest first. */
   listTokensOfUser(userId: string): Promise<TokenRow[]>;
   listIdpLinksOfUser(userId: string): Promise<UserIdpLinkRow[]>;

@@ -63,6 +63,26 @@ describe.each(PROTOCOLS)("personal access tokens over %s", (protocol) => {
   });
 });
 
+describe("listing many tokens", () => {
+  it("pages in creation order with opaque tokens and the total; a forged page token is invalid_argument", async () => {
+    const actor = await newActor();
+    const issued = [actor.token.split(".")[1]!];
+    for (let i = 0; i < 4; i++) issued.push((await admin().addPersonalAccessToken({ userId: actor.userId })).tokenId);
+    const seen: string[] = [];
+    let pageToken = "";
+    let pages = 0;
+    do {
+      const page = await admin().listPersonalAccessTokens({ userId: actor.userId, pageSize: 2, pageToken });
+      expect(page.details?.totalResult).toBe(5n);
+      seen.push(...page.tokens.map((token) => token.tokenId));
+      pageToken = page.details?.nextPageToken ?? "";
+      pages++;
+    } while (pageToken);
+    expect([seen, pages]).toEqual([issued, 3]);
+    expect(await failure(admin().listPersonalAccessTokens({ userId: actor.userId, pageToken: "bm9wZQ" }))).toMatchObject({ code: Code.InvalidArgument, reason: "page_token.invalid" });
+  });
+});
+
 describe("removing a token", () => {
   let actor: Actor;
   beforeAll(async () => {

@@ -69,10 +69,10 @@ export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
       return { tokenId: result.tokenId, token: result.token, details: toDetailsMessage(result.details) };
     },
     async listPersonalAccessTokens(request, context) {
-      const tokens = await listPersonalAccessTokens(deps, callerOf(context), request.userId);
+      const page = await listPersonalAccessTokens(deps, callerOf(context), request);
       return {
-        details: { totalResult: BigInt(tokens.length) },
-        tokens: tokens.map((token) => ({
+        details: { totalResult: BigInt(page.total), nextPageToken: page.nextPageToken },
+        tokens: page.tokens.map((token) => ({
           tokenId: token.tokenId,
           creationDate: optionalTimestamp(token.creationDate),
           expirationDate: optionalTimestamp(token.expirationDate),
