@@ -1,6 +1,6 @@
 import { selectManagedUser } from "../access/select-user.js";
 import type { Caller, Deps } from "../context.js";
-import { DomainError, notFound } from "../domain/errors.js";
+import { DomainError, failedPrecondition, notFound } from "../domain/errors.js";
 import { planStateChange, refuseSelf, type UserStateChange } from "../domain/user-state.js";
 import { detailsOfChange } from "../events/details.js";
 import type { NewEvent } from "../events/event.js";
@@ -68,7 +68,8 @@ export async function removeUser(deps: Deps, caller: Caller, userId: string) {
     deps.store.listOutboxOfUser(user.id),
   ]);
   const writes: RowWrite[] = [
-    ...memberships.map((membership) => ({ kind: "membership.delete" as const, id: membership.id })),
+    // The instance keeps an IAM_OWNER: of two owners removing each other at once, one is refused.
+    ...memberships.map((membership) => ({ kind: "membership.delete" as const, id: membership.id, ...(membership.level === "instance" ? { keepRoleHolder: LAST_OWNER_ROLE } : {}) })),
     { kind: "token.deleteOfUser", userId: user.id },
     { kind: "code.deleteOfUser", userId: user.id },
     { kind: "userIdpLink.deleteOfUser", userId: user.id },
@@ -109,11 +110,16 @@ export async function removeUser(deps: Deps, caller: Caller, userId: string) {
   try {
     return { details: detailsOfChange(await commitAs(deps, caller, { writes, events }), span?.first) };
   } catch (error) {
-    if (isConditionFailed(error) && !(await deps.store.findUserById(user.id))) throw userNotFound(user.id);
+    if (!isConditionFailed(error)) throw error;
+    if (!(await deps.store.findUserById(user.id))) throw userNotFound(user.id);
+    if (memberships.some((m) => m.level === "instance" && m.roles.includes(LAST_OWNER_ROLE))) {
+      throw failedPrecondition("member.last_owner", `the last ${LAST_OWNER_ROLE} cannot be removed`, { role: LAST_OWNER_ROLE });
+    }
     throw error;
   }
 }
 
+const LAST_OWNER_ROLE = "IAM_OWNER";
 const userNotFound = (userId: string) => notFound("user.not_found", "the user does not exist", { userId });
 
 function isConditionFailed(error: unknown): boolean {

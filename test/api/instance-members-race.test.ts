@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { removeInstanceMember } from "../../src/commands/instance.js";
-import type { Caller, Deps } from "../../src/context.js";
+import type { Deps } from "../../src/context.js";
 import { DomainError } from "../../src/domain/errors.js";
-import type { Store } from "../../src/store/store.js";
+import { ownerCaller, withSlowReads } from "../support/slow-store.js";
 import { useTestServer } from "../support/server.js";
 import { createActor } from "../support/world.js";
 
@@ -16,25 +16,6 @@ import { createActor } from "../support/world.js";
  * happen; the transaction itself must then refuse the second removal.
  */
 const t = useTestServer();
-
-function withSlowReads(store: Store): Store {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver) as unknown;
-      if (typeof value !== "function" || property === "commit") return value;
-      return async (...args: unknown[]) => {
-        const result = await (value as (...a: unknown[]) => unknown).apply(target, args);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        return result;
-      };
-    },
-  });
-}
-
-const ownerCaller = (userId: string, orgId: string, instanceId: string): Caller => ({
-  principal: { userId, orgId, instanceId, tokenId: "race", memberships: [{ level: "instance", scopeId: instanceId, ownerOrgId: instanceId, roles: ["IAM_OWNER"] }] },
-  requestedOrgId: undefined,
-});
 
 describe("RemoveInstanceMember with interleaving requests", () => {
   it("of two owners removing each other concurrently, exactly one succeeds; the other is member.last_owner", async () => {
@@ -63,3 +44,4 @@ describe("RemoveInstanceMember with interleaving requests", () => {
     }
   });
 });
+
