@@ -41,11 +41,15 @@ const describe = (error: unknown) => (error instanceof Error ? error.message : S
  * change is used by the very next one (SPEC 4.2). Each attempt is an event; transient failures are
  * retried with exponential backoff and jitter, permanent ones and the last attempt mark the message
  * failed. A message is marked sent right after the server accepted it, so it is not sent again.
+ * If that record fails, the acceptance is remembered and only the record is retried: a store
+ * failure is not a failed delivery. (A crash in that window loses the memory: at-least-once.)
  */
 export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metrics, settings: DeliverySettings) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  /** Mails the SMTP server accepted whose `sent` record has not committed yet, by outbox id. */
+  const acceptedUnrecorded = new Map<string, { attempt: number; host: string; response: string }>();
 
   const record = (row: OutboxRow, writes: RowWrite[], type: string, payload: Record<string, unknown>) =>
     deps.store.commit({
@@ -75,13 +79,21 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
     logger.info({ outboxId: row.id, file }, "no SMTP configuration: mail copied to the data directory and kept pending");
   }
 
+  /** Throws when the commit fails; the acceptance stays remembered so the next pass records it without sending. */
+  async function recordSent(row: OutboxRow, accepted: { attempt: number; host: string; response: string }) {
+    await record(row, [{ kind: "outbox.sent", id: row.id, attempts: accepted.attempt }], EventType.notificationSent, accepted);
+    acceptedUnrecorded.delete(row.id);
+    metrics.mailDeliveries.inc({ result: "sent" });
+  }
+
   async function deliver(row: OutboxRow, config: SmtpConfigRow) {
+    const unrecorded = acceptedUnrecorded.get(row.id);
+    if (unrecorded) return recordSent(row, unrecorded);
     const attempt = row.attempts + 1;
     const password = config.passwordSealed ? openSecret(deps.masterKey, config.passwordSealed, smtpPasswordContext(config.instanceId)) : undefined;
+    let response: string;
     try {
-      const info = await sendMail(config, password, settings.smtp, outgoing(row, { name: config.senderName, address: config.senderAddress }));
-      await record(row, [{ kind: "outbox.sent", id: row.id, attempts: attempt }], EventType.notificationSent, { attempt, host: config.host, response: info.response });
-      metrics.mailDeliveries.inc({ result: "sent" });
+      response = (await sendMail(config, password, settings.smtp, outgoing(row, { name: config.senderName, address: config.senderAddress }))).response;
     } catch (error) {
       const reason = describe(error);
       if (isPermanent(error) || attempt >= settings.maxAttempts) {
@@ -100,7 +112,11 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
       });
       metrics.mailDeliveries.inc({ result: "retry" });
       logger.info({ outboxId: row.id, attempt, error: reason, retryInMs: Math.round(delay) }, "mail delivery failed; will retry");
+      return;
     }
+    const accepted = { attempt, host: config.host, response };
+    acceptedUnrecorded.set(row.id, accepted);
+    await recordSent(row, accepted);
   }
 
   /** One pass over the due messages, in order. */

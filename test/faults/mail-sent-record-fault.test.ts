@@ -1,0 +1,94 @@
+import Database from "better-sqlite3";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
+import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
+import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import type { Commit, Store } from "../../src/store/store.js";
+import { TestClock, useTestServer } from "../support/server.js";
+import { startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
+
+/**
+ * The relay has accepted a mail, then the commit that records `outbox.sent` fails (a busy or full
+ * disk, a lost connection on a networked store). That failure is not a failed delivery: the worker
+ * must not send the mail again, nor record a failed attempt for a mail that arrived. Only a fault
+ * can show this, so the real store of a running server is wrapped to throw for that one commit.
+ */
+const t = useTestServer({ clock: new TestClock(new Date(), true), config: { mail: { smtpTimeoutMs: 2_000, pollMs: 20, maxAttempts: 5, retryBaseMs: 20 } } });
+let relay: TestSmtpServer;
+let realStore: Store;
+/** Outbox ids whose `outbox.sent` commit was made to fail. */
+const failedSentRecords: string[] = [];
+
+/** The real store, except that the first commit recording `outbox.sent` (the relay already took the mail) throws. */
+function failFirstSentRecord(store: Store): Store {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (property !== "commit") return typeof value === "function" ? value.bind(target) : value;
+      return async (commit: Commit) => {
+        const sent = commit.writes.find((write) => write.kind === "outbox.sent");
+        if (sent && "id" in sent && failedSentRecords.length === 0) {
+          failedSentRecords.push(sent.id);
+          throw new Error("injected: the commit recording outbox.sent failed");
+        }
+        return target.commit(commit);
+      };
+    },
+  });
+}
+
+beforeAll(async () => {
+  relay = await startSmtpServer({ tls: "none" });
+  realStore = t.server.gatehouse.deps.store;
+  // The worker reads deps.store on every call, so swapping it here puts the fault under the running worker.
+  t.server.gatehouse.deps.store = failFirstSentRecord(realStore);
+  await t.clients.client(SmtpService, "grpc-h2c", { token: t.server.adminToken }).createSmtpConfig({
+    senderAddress: "noreply@gatehouse.test",
+    senderName: "Gatehouse",
+    tls: false,
+    host: `127.0.0.1:${relay.port}`,
+  });
+});
+afterAll(async () => {
+  t.server.gatehouse.deps.store = realStore;
+  await relay.close();
+});
+
+const outboxStatus = (id: string) => {
+  const handle = new Database(join(t.server.dataDir, "gatehouse.db"), { readonly: true });
+  try {
+    return handle.prepare("select status, attempts from outbox where id = ?").get(id) as { status: string; attempts: number } | undefined;
+  } finally {
+    handle.close();
+  }
+};
+
+/** Polls (with a deadline) until the outbox row leaves `pending`: from then on no pass picks it up, so counts are final. */
+async function settled(id: string, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = outboxStatus(id);
+    if (row && row.status !== "pending") return row;
+    if (Date.now() > deadline) throw new Error(`outbox ${id} still pending after ${timeoutMs} ms (${JSON.stringify(row)})`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("a mail whose `sent` record fails after the relay accepted it", () => {
+  it("is delivered once, recorded sent once, and never counted as a failed attempt", async () => {
+    const email = "accepted-once@example.com";
+    const admin = { token: t.server.adminToken };
+    const { userId } = await t.clients.client(UserService, "grpc-h2c", admin).createHumanUser({ userName: "accepted-once", profile: { firstName: "A", lastName: "O" }, email: { email } });
+    const events = t.clients.client(EventService, "grpc-h2c", admin);
+    const queued = (await events.listEvents({ aggregateId: userId })).events.find((e) => e.eventType === "user.notification.queued");
+    const outboxId = String(queued?.payload?.outboxId);
+
+    const row = await settled(outboxId);
+    expect(failedSentRecords).toEqual([outboxId]);
+    expect(relay.received.filter((mail) => mail.to.includes(email))).toHaveLength(1);
+    expect(row).toEqual({ status: "sent", attempts: 1 });
+    const recorded = (await events.listEvents({ aggregateId: outboxId, pageSize: 100 })).events.map((e) => e.eventType);
+    expect(recorded).toEqual(["notification.sent"]);
+  });
+});
