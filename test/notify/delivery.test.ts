@@ -3,11 +3,14 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
+import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { Clients } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { startTestServer, TestClock, type TestServer } from "../support/server.js";
+import { waitForOutbox } from "../support/outbox.js";
+import { createActor } from "../support/world.js";
 import { codeInRaw, makeTestCa, startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
 
 const ca = makeTestCa();
@@ -142,7 +145,7 @@ describe("mail delivery from the outbox", () => {
     expect(metrics).toMatch(/gatehouse_mail_deliveries_total\{result="failed"\} [1-9]/);
   });
 
-  it("retries with backoff while the server is down and delivers once it is back", async () => {
+  it("retries with backoff while the server is down and delivers exactly once when it is back", async () => {
     const probe = await startSmtpServer({ tls: "none" });
     const port = probe.port;
     await probe.close();
@@ -152,8 +155,8 @@ describe("mail delivery from the outbox", () => {
     const second = await waitForEvent((e) => e.aggregateId === outboxId && e.eventType === "notification.attempt.failed" && e.payload?.attempt === 2);
     expect(Date.parse(String(second.payload?.nextAttemptAt))).toBeGreaterThan(Date.parse(String(first.payload?.nextAttemptAt)));
     const relay = await smtpServer({ tls: "none", port });
-    await relay.waitFor((m) => m.to.includes(email));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Marked sent, the row is never picked up again: the count below is final, no sleep needed.
+    expect(await waitForOutbox(server.dataDir, email)).toMatchObject({ status: "sent" });
     expect(relay.received.filter((m) => m.to.includes(email))).toHaveLength(1);
   });
 });
@@ -168,15 +171,15 @@ describe("restarts", () => {
     const token = { token: own.adminToken };
     await ownClients.client(SmtpService, "grpc-h2c", token).createSmtpConfig({ senderAddress: "a@gatehouse.test", senderName: "G", host: `127.0.0.1:${port}` });
     await ownClients.client(UserService, "grpc-h2c", token).createHumanUser({ userName: "restart", profile: { firstName: "R", lastName: "S" }, email: { email: "restart@example.com" } });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Pending across the restart for real: at least one attempt failed before the stop.
+    expect(await waitForOutbox(own.dataDir, "restart@example.com", (row) => row.attempts >= 1)).toMatchObject({ status: "pending" });
     ownClients.close();
     await own.stop();
 
     const relay = await smtpServer({ tls: "none", port });
     const again = await startTestServer({ dataDir: own.dataDir, clock: new TestClock(new Date(), true), config: { mail: { ...mailConfig, retryBaseMs: 50 } } });
     try {
-      await relay.waitFor((m) => m.to.includes("restart@example.com"));
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await waitForOutbox(again.dataDir, "restart@example.com")).toMatchObject({ status: "sent" });
       expect(relay.received.filter((m) => m.to.includes("restart@example.com"))).toHaveLength(1);
     } finally {
       await again.dispose();
@@ -198,6 +201,13 @@ describe("who may configure SMTP", () => {
         body: JSON.stringify(update),
       });
       expect(response.status).toBe(404);
+      const { defaultOrganizationId } = await freshClients.client(InstanceService, "connect-json-http1", { token: fresh.adminToken }).getInstance({});
+      const orgOwner = await createActor(freshClients, fresh.adminToken, defaultOrganizationId, "org-owner-smtp-create", ["ORG_OWNER"]);
+      const asOrgOwner = freshClients.client(SmtpService, "connect-json-http1", { token: orgOwner.token });
+      expect(await failure(asOrgOwner.createSmtpConfig(update))).toMatchObject({ code: Code.PermissionDenied });
+      expect(await failure(client.getSmtpConfig({}))).toMatchObject({ code: Code.NotFound, reason: "smtp.not_found" });
+      await client.createSmtpConfig(update);
+      expect((await client.getSmtpConfig({})).config?.host).toBe(update.host);
     } finally {
       freshClients.close();
       await fresh.dispose();

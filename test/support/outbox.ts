@@ -1,3 +1,5 @@
+import Database from "better-sqlite3";
+import { join } from "node:path";
 import { openOutboxMessage } from "../../src/notify/outbox.js";
 import type { RenderedMail } from "../../src/notify/templates.js";
 import type { TestServer } from "./server.js";
@@ -22,4 +24,34 @@ export function emailCodeIn(mail: RenderedMail): string | undefined {
 /** The last mail sent to `recipient`. */
 export async function lastMailTo(server: TestServer, recipient: string): Promise<QueuedMail | undefined> {
   return (await queuedMails(server)).filter((mail) => mail.recipient === recipient).at(-1);
+}
+
+export interface OutboxState {
+  id: string;
+  status: string;
+  attempts: number;
+}
+
+/** The outbox rows for `recipient`, read straight from the server's database file. */
+export function outboxRowsTo(dataDir: string, recipient: string): OutboxState[] {
+  const handle = new Database(join(dataDir, "gatehouse.db"), { readonly: true });
+  try {
+    return handle.prepare("select id, status, attempts from outbox where recipient = ? order by rowid").all(recipient) as OutboxState[];
+  } finally {
+    handle.close();
+  }
+}
+
+/**
+ * Polls (with a deadline) until the one outbox row for `recipient` satisfies `done`. Once a row left
+ * `pending`, no delivery pass picks it up again, so counts of delivered mail taken after are final.
+ */
+export async function waitForOutbox(dataDir: string, recipient: string, done: (row: OutboxState) => boolean = (row) => row.status !== "pending", timeoutMs = 10_000): Promise<OutboxState> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = outboxRowsTo(dataDir, recipient).at(-1);
+    if (row && done(row)) return row;
+    if (Date.now() > deadline) throw new Error(`outbox row for ${recipient} not as expected after ${timeoutMs} ms: ${JSON.stringify(row)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
 }
