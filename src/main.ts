@@ -40,25 +40,34 @@ try {
   fail(error.message, 2);
 }
 
-let gatehouse: Gatehouse;
-try {
-  gatehouse = await startGatehouse({ config });
-} catch (error) {
-  fail(describeStartupFailure(error), 1);
-}
-
+// Signals are handled from before the start: one that arrives while starting (or between the
+// "listening" line and here) stops the server as soon as it serves, instead of killing it undrained.
+let gatehouse: Gatehouse | undefined;
+let stopRequested: string | undefined;
 let stopping = false;
 const stop = (signal: string) => {
+  if (!gatehouse) {
+    stopRequested ??= signal;
+    return;
+  }
   if (stopping) return;
   stopping = true;
-  gatehouse.logger.info({ signal }, "stopping: draining in-flight calls");
-  gatehouse.close().then(
+  const running = gatehouse;
+  running.logger.info({ signal }, "stopping: draining in-flight calls");
+  running.close().then(
     () => process.exit(0),
     (error: unknown) => {
-      gatehouse.logger.error({ err: error }, "unclean stop");
+      running.logger.error({ err: error }, "unclean stop");
       process.exit(1);
     },
   );
 };
 process.on("SIGTERM", () => stop("SIGTERM"));
 process.on("SIGINT", () => stop("SIGINT"));
+
+try {
+  gatehouse = await startGatehouse({ config });
+} catch (error) {
+  fail(describeStartupFailure(error), 1);
+}
+if (stopRequested) stop(stopRequested);
