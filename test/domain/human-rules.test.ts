@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { checkCode, codeDigest, generateCode, MAX_CODE_ATTEMPTS, type StoredCode } from "../../src/domain/codes.js";
 import { normalizeEmail, normalizePhone } from "../../src/domain/contact.js";
@@ -90,7 +90,9 @@ describe("one-time codes", () => {
 
   it("stores a keyed digest bound to kind and id, never the code", () => {
     const digest = codeDigest(key, "email", "c1", "ABC123");
-    expect(digest).not.toContain("ABC123");
+    // A 64-hex HMAC-SHA256, and not a plain (unkeyed) hash anyone could compute from a guessed code.
+    expect(digest).toMatch(/^[0-9a-f]{64}$/);
+    for (const unkeyed of ["ABC123", "email:c1:ABC123"]) expect(digest).not.toBe(createHash("sha256").update(unkeyed).digest("hex"));
     expect(codeDigest(key, "email", "c2", "ABC123")).not.toBe(digest);
     expect(codeDigest(key, "init", "c1", "ABC123")).not.toBe(digest);
     expect(codeDigest(randomBytes(32), "email", "c1", "ABC123")).not.toBe(digest);
