@@ -35,8 +35,16 @@ describe("one structured log line per call", () => {
     expect(rpcLines().at(-1)?.requestId).toBe("trace-42");
   });
 
-  it("never logs a token", () => {
-    expect(t.server.logs.text).not.toContain(t.server.adminToken.split(".")[2]);
-    expect(t.server.logs.text.toLowerCase()).not.toContain("bearer");
+  it("never logs a token: neither an accepted nor a rejected one", async () => {
+    // Its own calls, so the check reads lines this test made (not lines earlier tests happened to write).
+    const before = t.server.logs.lines.length;
+    const rejected = "gh1.not-a-real-id.rejected-token-secret-part";
+    await t.clients.client(InstanceService, "grpc-h2c", { token: t.server.adminToken }).getInstance({});
+    await failure(t.clients.client(InstanceService, "connect-json-http1", { token: rejected }).getInstance({}));
+    const written = t.server.logs.lines.slice(before).join("\n");
+    expect(rpcLines().slice(-2).map((line) => line.code)).toEqual(["ok", "unauthenticated"]);
+    expect(written).not.toContain(t.server.adminToken.split(".")[2]);
+    expect(written).not.toContain("rejected-token-secret-part");
+    expect(written.toLowerCase()).not.toContain("bearer");
   });
 });
