@@ -1,5 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
@@ -33,8 +33,15 @@ const addressOf = (length: number) => {
 const base = () => ({ senderAddress: "noreply@gatehouse.test", senderName: "Gatehouse", tls: true, host: `localhost:${relay.port}`, user: "mailer" });
 const text = (value: unknown) => JSON.stringify(value, (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v));
 
+// Every test starts from the same saved configuration (with its password), whatever ran before it.
+beforeEach(async () => {
+  await smtp().removeSmtpConfig({}).catch(() => undefined);
+  await smtp().createSmtpConfig({ ...base(), password: SECRET });
+});
+
 describe("SMTP configuration", () => {
   it("is created once, read without its password, and updated idempotently", async () => {
+    await smtp().removeSmtpConfig({});
     await smtp().createSmtpConfig({ ...base(), password: SECRET });
     expect(await failure(smtp().createSmtpConfig(base()))).toMatchObject({ code: Code.AlreadyExists, reason: "smtp.already_exists" });
     const { config } = await smtp().getSmtpConfig({});
@@ -83,21 +90,31 @@ describe("SMTP configuration", () => {
     await smtp().setSmtpPassword({ password: SECRET });
     const renamed = await smtp().updateSmtpConfig({ ...base(), host: `127.0.0.1:${relay.port}`, user: "other" });
     expect(renamed.passwordDropped).toBe(true);
-    await smtp().updateSmtpConfig({ ...base(), user: "mailer" });
-    await smtp().setSmtpPassword({ password: SECRET });
+    expect((await smtp().getSmtpConfig({})).config?.hasPassword).toBe(false);
   });
 
   it("never shows the password: not in reads, events, logs or test output", async () => {
-    const { events } = await t.clients.client(EventService, "connect-json-http1", { token: t.server.adminToken }).listEvents({ aggregateType: "smtp" });
-    expect(events.length).toBeGreaterThan(3);
-    expect(text(events)).not.toContain(SECRET);
+    // This test's own password writes and AUTH exchange, so every check below reads what they left.
+    const logStart = t.server.logs.lines.length;
+    const events = t.clients.client(EventService, "connect-json-http1", { token: t.server.adminToken });
+    const { events: before } = await events.listEvents({ aggregateType: "smtp", pageSize: 1000 });
+    await smtp().setSmtpPassword({ password: SECRET });
+    await smtp().updateSmtpConfig({ ...base(), senderName: "Gatehouse Secret Check" });
+    const tested = await smtp().testSmtpConfig({ receiverAddress: "probe2@example.com" });
+    expect(tested.steps.find((step) => step.step === "auth")?.ok).toBe(true);
+    const { events: after } = await events.listEvents({ aggregateType: "smtp", pageSize: 1000 });
+    const written = after.slice(before.length);
+    expect(written.map((e) => e.eventType)).toEqual(["smtp.password.set", "smtp.changed"]);
+    expect(text(written)).not.toContain(SECRET);
     expect(text(await smtp().getSmtpConfig({}))).not.toContain(SECRET);
-    expect(text(await smtp().testSmtpConfig({ receiverAddress: "probe2@example.com" }))).not.toContain(SECRET);
-    expect(t.server.logs.text).not.toContain(SECRET);
-    expect(t.server.logs.text).not.toContain(Buffer.from(SECRET).toString("base64"));
+    expect(text(tested)).not.toContain(SECRET);
+    const logged = t.server.logs.lines.slice(logStart).join("\n");
+    expect(logged).toContain("/gatehouse.admin.v1.SmtpService/SetSmtpPassword");
+    expect(logged).not.toContain(SECRET);
+    expect(logged).not.toContain(Buffer.from(SECRET).toString("base64"));
   });
 
-  it("is IAM_OWNER's alone: others get 403 on every SMTP RPC", async () => {
+  it("is IAM_OWNER's alone: even an ORG_OWNER gets 403 on every SMTP RPC", async () => {
     const instance = t.clients.client(InstanceService, "connect-json-http1", { token: t.server.adminToken });
     const { defaultOrganizationId, instanceId } = await instance.getInstance({});
     expect((await smtp().getSmtpConfig({})).config?.details?.resourceOwner).toBe(instanceId);
@@ -120,11 +137,14 @@ describe.each(PROTOCOLS)("UpdateSmtpConfig input (SPEC 4.2, section 8) over %s",
   const invalid = async (overrides: Partial<ReturnType<typeof base>>, field: string, reason = "request.invalid") =>
     expect(await failure(smtp(protocol).updateSmtpConfig({ ...base(), ...overrides }))).toMatchObject({ code: Code.InvalidArgument, reason, fields: [field] });
 
-  it("accepts 200-character sender fields and both host forms", async () => {
-    await smtp(protocol).updateSmtpConfig({ ...base(), senderAddress: addressOf(200), senderName: "n".repeat(200) });
-    await smtp(protocol).updateSmtpConfig({ ...base(), host: "[::1]:2525" });
-    await smtp(protocol).updateSmtpConfig({ ...base(), host: "mail.example.com:587" });
-    await smtp(protocol).updateSmtpConfig(base());
+  it("accepts 200-character sender fields and both host forms, and saves them as sent", async () => {
+    const accepted = async (overrides: Partial<ReturnType<typeof base>>) => {
+      await smtp(protocol).updateSmtpConfig({ ...base(), ...overrides });
+      expect((await smtp(protocol).getSmtpConfig({})).config).toMatchObject({ ...base(), ...overrides });
+    };
+    await accepted({ senderAddress: addressOf(200), senderName: "n".repeat(200) });
+    await accepted({ host: "[::1]:2525" });
+    await accepted({ host: "mail.example.com:587" });
   });
 
   it("rejects over-long and empty fields", async () => {
