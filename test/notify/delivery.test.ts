@@ -57,6 +57,8 @@ const notificationEvents = async () =>
 
 describe("mail delivery from the outbox", () => {
   it("without an SMTP configuration keeps mails pending and writes a readable .eml copy", async () => {
+    // Whichever test ran before, this one needs no configuration at all.
+    await smtp().removeSmtpConfig({}).catch(() => undefined);
     const { email } = await createUnverifiedUser();
     const mailDir = join(server.dataDir, "mail");
     const deadline = Date.now() + 5_000;
