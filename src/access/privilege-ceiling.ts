@@ -1,6 +1,7 @@
 import type { Caller, Deps } from "../context.js";
 import { requireCoversPrincipal } from "../domain/authorization.js";
 import type { Membership } from "../domain/principal.js";
+import { membershipFingerprint } from "../store/fingerprints.js";
 import type { MembershipRow } from "../store/rows.js";
 
 /** A stored membership as authorization sees it. */
@@ -17,10 +18,12 @@ export function membershipOf(row: MembershipRow): Membership {
 /**
  * Throws permission_denied `principal.privileged` unless the caller holds everything the target user
  * holds (src/domain/authorization.ts). Call it after the operation's own permission check, before
- * acting on the target's credentials or identity.
+ * acting on the target's credentials or identity. Returns the fingerprint of the memberships it
+ * checked (undefined for oneself), for a write that must not land if they changed meanwhile.
  */
-export async function requireCeilingOver(deps: Deps, caller: Caller, targetUserId: string): Promise<void> {
-  if (targetUserId === caller.principal.userId) return;
+export async function requireCeilingOver(deps: Deps, caller: Caller, targetUserId: string): Promise<string | undefined> {
+  if (targetUserId === caller.principal.userId) return undefined;
   const memberships = await deps.store.listMembershipsOfUser(targetUserId);
   requireCoversPrincipal(caller.principal, memberships.map(membershipOf));
+  return membershipFingerprint(memberships);
 }

@@ -8,6 +8,8 @@ import { selectOrganization } from "./select-organization.js";
 export interface SelectedUser {
   organization: OrganizationRow;
   user: UserRow;
+  /** The fingerprint of the memberships the privilege ceiling was checked against (none for oneself). */
+  checkedMemberships?: string;
 }
 
 /**
@@ -17,8 +19,8 @@ export interface SelectedUser {
  */
 export async function selectManagedUser(deps: Deps, caller: Caller, userId: string): Promise<SelectedUser> {
   const selected = await selectUserToManage(deps, caller, userId);
-  await requireCeilingOver(deps, caller, selected.user.id);
-  return selected;
+  const checkedMemberships = await requireCeilingOver(deps, caller, selected.user.id);
+  return { ...selected, ...(checkedMemberships !== undefined ? { checkedMemberships } : {}) };
 }
 
 /**

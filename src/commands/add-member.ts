@@ -46,6 +46,7 @@ export async function addMember(deps: Deps, caller: Caller, target: MembershipTa
           projectId: target.projectId ?? null,
           roles,
         },
+        ...(revoked.checkedTokens !== undefined ? { checkedTokens: revoked.checkedTokens } : {}),
       },
     ],
     events: [

@@ -8,6 +8,7 @@ import { issueToken } from "../domain/token.js";
 import { detailsOfChange } from "../events/details.js";
 import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
+import { tokenFingerprint } from "../store/fingerprints.js";
 import type { RowWrite } from "../store/store.js";
 import { commitAs } from "./commit-as.js";
 
@@ -16,7 +17,7 @@ import { commitAs } from "./commit-as.js";
  * `user.write` the caller must hold everything the user holds (the privilege ceiling).
  */
 export async function addPersonalAccessToken(deps: Deps, caller: Caller, input: { userId: string; expirationDate?: Date }) {
-  const { organization, user } = await selectManagedUser(deps, caller, input.userId);
+  const { organization, user, checkedMemberships } = await selectManagedUser(deps, caller, input.userId);
   const at = deps.clock.now();
   if (input.expirationDate && input.expirationDate.getTime() <= at.getTime()) {
     throw invalidArgument("token.expiration_past", "the expiration date must be in the future", [
@@ -37,6 +38,8 @@ export async function addPersonalAccessToken(deps: Deps, caller: Caller, input: 
           createdAt: at.getTime(),
           issuerUserId: caller.principal.userId,
         },
+        // A role granted to the user between the ceiling check and this commit fails the commit.
+        ...(checkedMemberships !== undefined ? { checkedMemberships } : {}),
       },
     ],
     events: [
@@ -82,10 +85,17 @@ export async function removePersonalAccessToken(deps: Deps, caller: Caller, inpu
  * token for a user without roles and gain whatever that user is given later (the privilege ceiling
  * held at issuance, not after). A token the user issued itself, or the system issued, stays.
  */
-export async function revokeTokensBeyondIssuer(deps: Deps, userId: string, resourceOwner: string, roles: readonly string[], where: Omit<Membership, "roles">): Promise<{ writes: RowWrite[]; events: NewEvent[] }> {
-  const change: { writes: RowWrite[]; events: NewEvent[] } = { writes: [], events: [] };
+export async function revokeTokensBeyondIssuer(
+  deps: Pick<Deps, "store">,
+  userId: string,
+  resourceOwner: string,
+  roles: readonly string[],
+  where: Omit<Membership, "roles">,
+): Promise<{ writes: RowWrite[]; events: NewEvent[]; checkedTokens?: string }> {
+  const change: { writes: RowWrite[]; events: NewEvent[]; checkedTokens?: string } = { writes: [], events: [] };
   if (roles.length === 0) return change;
-  const issuedByOthers = (await deps.store.listTokensOfUser(userId)).filter((token) => token.issuerUserId !== null && token.issuerUserId !== userId);
+  const tokens = await deps.store.listTokensOfUser(userId);
+  const issuedByOthers = tokens.filter((token) => token.issuerUserId !== null && token.issuerUserId !== userId);
   const coversRoles = new Map<string, boolean>();
   for (const token of issuedByOthers) {
     const issuerId = token.issuerUserId as string;
@@ -104,5 +114,8 @@ export async function revokeTokensBeyondIssuer(deps: Deps, userId: string, resou
       resourceOwner,
     });
   }
+  // What the grant leaves in place: a token issued after this read fails the grant's commit.
+  const revoked = new Set(change.writes.map((write) => (write.kind === "token.delete" ? write.id : "")));
+  change.checkedTokens = tokenFingerprint(userId, tokens.filter((token) => !revoked.has(token.id)));
   return change;
 }

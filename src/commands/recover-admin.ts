@@ -5,6 +5,7 @@ import type { NewEvent } from "../events/event.js";
 import { SYSTEM_ACTOR } from "../events/event.js";
 import { EventType } from "../events/types.js";
 import type { RowWrite } from "../store/store.js";
+import { revokeTokensBeyondIssuer } from "./personal-access-token.js";
 
 const ADMIN_USER_NAME = "admin";
 
@@ -40,6 +41,10 @@ export async function recoverAdmin(deps: Pick<Deps, "store" | "clock" | "ids">, 
   }
   const membership = found ? await deps.store.findMembership(adminUserId, "instance", instance.id) : undefined;
   if (!membership?.roles.includes("IAM_OWNER")) {
+    // Tokens someone else issued for the admin while it held less must not become owner tokens.
+    const revoked = found ? await revokeTokensBeyondIssuer(deps, adminUserId, instance.defaultOrgId, ["IAM_OWNER"], { level: "instance", scopeId: instance.id, ownerOrgId: instance.id }) : { writes: [], events: [] };
+    writes.push(...revoked.writes);
+    events.push(...revoked.events);
     const roles = [...new Set([...(membership?.roles ?? []), "IAM_OWNER"])];
     const membershipId = deps.ids.next();
     if (membership) writes.push({ kind: "membership.delete", id: membership.id });

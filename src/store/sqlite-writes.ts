@@ -1,6 +1,7 @@
 import { and, count, eq, isNull, lt, ne, sql } from "drizzle-orm";
 import { failedPrecondition, notFound } from "../domain/errors.js";
 import { conditionFailed } from "./db-errors.js";
+import { membershipFingerprint, tokenFingerprint } from "./fingerprints.js";
 import type { GatehouseDb } from "./db.js";
 import {
   applications,
@@ -40,6 +41,10 @@ export function createSqliteWrites(db: GatehouseDb) {
         db.insert(users).values(write.row).run();
         return;
       case "token.insert":
+        if (write.checkedMemberships !== undefined) {
+          const current = db.select({ id: memberships.id, roles: memberships.roles }).from(memberships).where(eq(memberships.userId, write.row.userId)).all();
+          if (membershipFingerprint(current) !== write.checkedMemberships) throw conditionFailed("the user's roles changed while the token was issued");
+        }
         db.insert(personalAccessTokens).values(write.row).run();
         return;
       case "token.delete":
@@ -47,6 +52,9 @@ export function createSqliteWrites(db: GatehouseDb) {
         return;
       case "membership.insert":
         requireMembershipScope(db, write.row);
+        if (write.checkedTokens !== undefined && tokenFingerprintOf(db, write.row.userId) !== write.checkedTokens) {
+          throw conditionFailed("the user's tokens changed while the role was granted");
+        }
         db.insert(memberships).values(write.row).run();
         return;
       case "membership.delete":
@@ -273,4 +281,9 @@ function requireOtherRoleHolder(db: GatehouseDb, membershipId: string, role: str
       )
       .get()?.n ?? 0;
   if (others === 0) throw conditionFailed(`the last holder of ${role} would be removed`);
+}
+
+function tokenFingerprintOf(db: GatehouseDb, userId: string): string {
+  const tokens = db.select({ id: personalAccessTokens.id, issuerUserId: personalAccessTokens.issuerUserId }).from(personalAccessTokens).where(eq(personalAccessTokens.userId, userId)).all();
+  return tokenFingerprint(userId, tokens);
 }

@@ -63,10 +63,20 @@ export type RowWrite =
   | { kind: "outbox.retry"; id: string; attempts: number; nextAttemptAt: number }
   | { kind: "outbox.failed"; id: string; attempts: number }
   | { kind: "outbox.copied"; id: string; at: number }
-  | { kind: "token.insert"; row: TokenRow }
+  /**
+   * With `checkedMemberships`, conditional: the commit fails (`store.condition_failed`) unless the
+   * user's memberships are still exactly those the privilege ceiling was checked against
+   * (`membershipFingerprint`), so a role granted meanwhile cannot slip under an issued token.
+   */
+  | { kind: "token.insert"; row: TokenRow; checkedMemberships?: string }
   /** Conditional: a token removed concurrently fails the commit (`store.condition_failed`). */
   | { kind: "token.delete"; id: string }
-  | { kind: "membership.insert"; row: MembershipRow }
+  /**
+   * With `checkedTokens`, conditional: the commit fails unless the user's tokens issued by others are
+   * exactly those the grant considered (`tokenFingerprint`, after this commit's revocations), so a
+   * token issued meanwhile cannot keep the new role.
+   */
+  | { kind: "membership.insert"; row: MembershipRow; checkedTokens?: string }
   /**
    * Conditional: fails the commit when the membership is gone; with `keepRoleHolder`, also when no other
    * membership of its scope holds that role (the instance never loses its last IAM_OWNER, even to two

@@ -71,12 +71,15 @@ describe("gatehouse recover-admin", () => {
     await stopGatehouse(running);
 
     // 2. The admin user lost its IAM_OWNER membership (server stopped): it gets it back.
+    // Meanwhile someone else issued a token for it: that one must not become an owner token.
     onDatabase(dataDir, `DELETE FROM memberships WHERE level = 'instance' AND user_id = ${ADMIN}`);
+    onDatabase(dataDir, `INSERT INTO personal_access_tokens (id, user_id, secret_hash, expires_at, created_at, issuer_user_id) SELECT 'foreign-token', id, 'x', NULL, 0, 'someone-else' FROM users WHERE id = ${ADMIN}`);
     await recoverAdmin(dataDir, wrote);
     const db = new Database(dataFiles({ dataDir }).database, { readonly: true });
     const roles = db.prepare(`SELECT roles FROM memberships WHERE level = 'instance' AND user_id = ${ADMIN}`).pluck().get();
+    const foreign = db.prepare("SELECT count(*) FROM personal_access_tokens WHERE id = 'foreign-token'").pluck().get();
     db.close();
-    expect(JSON.parse(String(roles))).toEqual(["IAM_OWNER"]);
+    expect([JSON.parse(String(roles)), foreign]).toEqual([["IAM_OWNER"], 0]);
 
     // 3. The admin user is gone altogether (with its tokens): it is re-created.
     onDatabase(dataDir, `DELETE FROM users WHERE id = ${ADMIN}`);
