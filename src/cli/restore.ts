@@ -1,10 +1,10 @@
-import { copyFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, chmodSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { StartupError } from "../startup/startup-error.js";
 import { openSecret } from "../support/secret-box.js";
 import { writePrivateFile } from "../support/files.js";
 import { readMasterKeyProbe } from "../store/sqlite-file.js";
 import { describeBackup } from "./backup.js";
-import { PROBE_CONTEXT } from "../startup/master-key.js";
+import { PROBE_CONTEXT, readMasterKeyFile } from "../startup/master-key.js";
 
 export interface RestoreInput {
   from: string;
@@ -22,11 +22,14 @@ export function restoreDatabase(input: RestoreInput, files: { database: string; 
     throw new StartupError(`data dir ${input.dataDir} is not empty: restore only into an empty data dir (stop the server and move the old one aside)`);
   }
   const summary = describeBackup(input.from);
-  const keyText = readKey(input.masterKeyFile);
+  const key = readMasterKeyFile(input.masterKeyFile, {
+    unreadable: "pass the key file of the backed-up data dir with --master-key",
+    malformed: "pass the key file of the backed-up data dir",
+  });
   const probe = readMasterKeyProbe(input.from);
   if (probe !== undefined) {
     try {
-      openSecret(Buffer.from(keyText, "base64"), probe, PROBE_CONTEXT);
+      openSecret(key, probe, PROBE_CONTEXT);
     } catch (error) {
       throw new StartupError(`master key ${input.masterKeyFile} does not open this backup's sealed data: use the key of the data dir the backup was taken from`, { cause: error });
     }
@@ -34,19 +37,6 @@ export function restoreDatabase(input: RestoreInput, files: { database: string; 
   mkdirSync(input.dataDir, { recursive: true, mode: 0o700 });
   copyFileSync(input.from, files.database);
   chmodSync(files.database, 0o600);
-  writePrivateFile(files.masterKey, `${keyText}\n`);
+  writePrivateFile(files.masterKey, `${key.toString("base64")}\n`);
   return summary;
-}
-
-function readKey(path: string): string {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8").trim();
-  } catch (error) {
-    throw new StartupError(`master key ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"}): pass the key file of the backed-up data dir with --master-key`, { cause: error });
-  }
-  if (!/^[A-Za-z0-9+/]+=*$/.test(text) || Buffer.from(text, "base64").length !== 32) {
-    throw new StartupError(`master key ${path} is not 32 base64-encoded bytes: pass the key file of the backed-up data dir`);
-  }
-  return text;
 }

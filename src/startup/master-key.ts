@@ -22,16 +22,19 @@ export function loadMasterKey(keyPath: string, databasePath: string): Buffer {
     }
     writePrivateFile(keyPath, `${randomBytes(32).toString("base64")}\n`);
   }
+  return readMasterKeyFile(keyPath, { unreadable: "check its owner and mode", malformed: "restore the right key file" });
+}
+
+/** Reads and checks a master key file (32 base64-encoded bytes); `advice` says what to do when it is not. */
+export function readMasterKeyFile(path: string, advice: { unreadable: string; malformed: string }): Buffer {
   let text: string;
   try {
-    text = readFileSync(keyPath, "utf8");
+    text = readFileSync(path, "utf8").trim();
   } catch (error) {
-    throw new StartupError(`master key ${keyPath} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"}): check its owner and mode`, { cause: error });
+    throw new StartupError(`master key ${path} cannot be read (${(error as NodeJS.ErrnoException).code ?? "error"}): ${advice.unreadable}`, { cause: error });
   }
-  const key = Buffer.from(text.trim(), "base64");
-  if (key.length !== 32 || !/^[A-Za-z0-9+/]+=*$/.test(text.trim())) {
-    throw new StartupError(`master key ${keyPath} is not 32 base64-encoded bytes: restore the right key file`);
-  }
+  const key = Buffer.from(text, "base64");
+  if (key.length !== 32 || !/^[A-Za-z0-9+/]+=*$/.test(text)) throw new StartupError(`master key ${path} is not 32 base64-encoded bytes: ${advice.malformed}`);
   return key;
 }
 

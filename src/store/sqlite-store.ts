@@ -243,9 +243,6 @@ export function createSqliteStore(options: SqliteOptions): Store {
     async findIdentityProviderById(id) {
       return db.select().from(identityProviders).where(eq(identityProviders.id, id)).get();
     },
-    async listIdentityProvidersOf(ownerIds) {
-      return db.select().from(identityProviders).where(inArray(identityProviders.ownerId, ownerIds)).orderBy(asc(sql`rowid`)).all();
-    },
     async listApplicationsPage(filter) {
       const after = filter.afterPosition !== undefined ? gt(sql`${applications}.rowid`, filter.afterPosition) : undefined;
       return db

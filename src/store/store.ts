@@ -229,8 +229,6 @@ export interface Store {
   /** Applications of a project, in creation order. */
   listApplicationsOfProject(projectId: string): Promise<ApplicationRow[]>;
   findIdentityProviderById(id: string): Promise<IdentityProviderRow | undefined>;
-  /** Identity providers owned by any of `ownerIds` (organization and instance ids), in creation order. */
-  listIdentityProvidersOf(ownerIds: string[]): Promise<IdentityProviderRow[]>;
   /** One page of a project's applications in creation order, after the given position, optionally of one state. */
   listApplicationsPage(filter: ApplicationFilter & { afterPosition?: number; limit: number }): Promise<{ row: ApplicationRow; position: number }[]>;
   countApplications(filter: ApplicationFilter): Promise<number>;
