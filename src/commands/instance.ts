@@ -2,7 +2,7 @@ import { requireInstancePermission } from "../access/require-instance-permission
 import type { Caller, Deps } from "../context.js";
 import { EventType } from "../events/types.js";
 import { addMember } from "./add-member.js";
-import { removeMember } from "./remove-member.js";
+import { LAST_OWNER_ROLE, removeMember } from "./remove-member.js";
 
 export async function addInstanceMember(deps: Deps, caller: Caller, input: { userId: string; roles: string[] }) {
   requireInstancePermission(caller, "iam.member.write");
@@ -26,6 +26,6 @@ export async function addInstanceMember(deps: Deps, caller: Caller, input: { use
 export async function removeInstanceMember(deps: Deps, caller: Caller, input: { userId: string }) {
   requireInstancePermission(caller, "iam.member.write");
   const instanceId = caller.principal.instanceId;
-  const target = { level: "instance" as const, scopeId: instanceId, ownerOrgId: instanceId, eventType: EventType.instanceMemberRemoved, keepLastHolderOf: "IAM_OWNER" };
+  const target = { level: "instance" as const, scopeId: instanceId, ownerOrgId: instanceId, eventType: EventType.instanceMemberRemoved, keepLastHolderOf: LAST_OWNER_ROLE };
   return { details: await removeMember(deps, caller, target, input.userId) };
 }

@@ -4,9 +4,13 @@ import { DomainError, failedPrecondition, notFound } from "../domain/errors.js";
 import { type Details, detailsOfChange } from "../events/details.js";
 import { commitAs } from "./commit-as.js";
 import type { NewEvent } from "../events/event.js";
+import { EventType } from "../events/types.js";
 import type { MembershipRow } from "../store/rows.js";
 import type { RowWrite } from "../store/store.js";
 import type { MembershipTarget } from "./add-member.js";
+
+/** The role the instance must always keep one holder of. */
+export const LAST_OWNER_ROLE = "IAM_OWNER";
 
 /** Where a membership is removed from; `eventType` is the level's `*.member.removed`. */
 export type RemovalTarget = MembershipTarget & {
@@ -55,16 +59,34 @@ export async function removeMember(deps: Deps, caller: Caller, target: RemovalTa
  * The write and event that remove one membership, for commands that remove memberships as part of a
  * larger change (a removed project or grant takes its members with it, in its own transaction).
  */
-export function membershipRemoval(membership: MembershipRow, target: MembershipTarget): { write: RowWrite; event: NewEvent } {
+export function membershipRemoval(membership: MembershipRow, target: MembershipTarget, cause?: string): { write: RowWrite; event: NewEvent } {
   return {
     write: { kind: "membership.delete", id: membership.id },
     event: {
       aggregateType: "member",
       aggregateId: membership.id,
       type: target.eventType,
-      payload: { userId: membership.userId, roles: membership.roles, level: target.level, scopeId: target.scopeId },
+      payload: { userId: membership.userId, roles: membership.roles, level: target.level, scopeId: target.scopeId, ...(cause ? { cause } : {}) },
       resourceOwner: target.ownerOrgId,
     },
+  };
+}
+
+const memberRemovedEvents: Record<MembershipRow["level"], string> = {
+  instance: EventType.instanceMemberRemoved,
+  org: EventType.orgMemberRemoved,
+  project: EventType.projectMemberRemoved,
+  project_grant: EventType.projectGrantMemberRemoved,
+};
+
+/** The removal target of a stored membership, with its level's `*.member.removed` event. */
+export function removalTargetOf(membership: MembershipRow): MembershipTarget {
+  return {
+    level: membership.level,
+    scopeId: membership.scopeId,
+    ownerOrgId: membership.ownerOrgId,
+    ...(membership.projectId ? { projectId: membership.projectId } : {}),
+    eventType: memberRemovedEvents[membership.level],
   };
 }
 

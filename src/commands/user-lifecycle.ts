@@ -5,9 +5,9 @@ import { planStateChange, refuseSelf, type UserStateChange } from "../domain/use
 import { detailsOfChange } from "../events/details.js";
 import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
-import type { MembershipRow } from "../store/rows.js";
 import type { RowWrite } from "../store/store.js";
 import { commitAs } from "./commit-as.js";
+import { LAST_OWNER_ROLE, membershipRemoval, removalTargetOf } from "./remove-member.js";
 
 const stateEvents: Record<UserStateChange, string> = {
   deactivate: EventType.userDeactivated,
@@ -16,12 +16,6 @@ const stateEvents: Record<UserStateChange, string> = {
   unlock: EventType.userUnlocked,
 };
 
-const memberRemovedEvents: Record<MembershipRow["level"], string> = {
-  instance: EventType.instanceMemberRemoved,
-  org: EventType.orgMemberRemoved,
-  project: EventType.projectMemberRemoved,
-  project_grant: EventType.projectGrantMemberRemoved,
-};
 
 /**
  * Deactivate, reactivate, lock or unlock a user. These act on the target's identity (its tokens
@@ -77,13 +71,7 @@ export async function removeUser(deps: Deps, caller: Caller, userId: string) {
     { kind: "user.delete", id: user.id },
   ];
   const events: NewEvent[] = [
-    ...memberships.map((membership): NewEvent => ({
-      aggregateType: "member",
-      aggregateId: membership.id,
-      type: memberRemovedEvents[membership.level],
-      payload: { userId: user.id, level: membership.level, scopeId: membership.scopeId, cause: EventType.userRemoved },
-      resourceOwner: membership.ownerOrgId,
-    })),
+    ...memberships.map((membership) => membershipRemoval(membership, removalTargetOf(membership), EventType.userRemoved).event),
     ...mails
       .filter((mail) => mail.status === "pending")
       .map((mail): NewEvent => ({
@@ -119,7 +107,6 @@ export async function removeUser(deps: Deps, caller: Caller, userId: string) {
   }
 }
 
-const LAST_OWNER_ROLE = "IAM_OWNER";
 const userNotFound = (userId: string) => notFound("user.not_found", "the user does not exist", { userId });
 
 function isConditionFailed(error: unknown): boolean {
