@@ -3,7 +3,7 @@ import type { Caller, Deps } from "../context.js";
 import { notFound } from "../domain/errors.js";
 import type { ApplicationFilter } from "../store/store.js";
 import { readDetails, withDetails } from "./details.js";
-import { cutPage, pageLimit, positionAfter } from "./paging.js";
+import { readPage } from "./paging.js";
 
 export async function getApplication(deps: Deps, caller: Caller, ids: { projectId: string; appId: string }) {
   const { project } = await selectProject(deps, caller, ids.projectId, "project.app.read");
@@ -20,13 +20,10 @@ export async function listApplications(
 ) {
   const { project } = await selectProject(deps, caller, input.projectId, "project.app.read");
   const filter: ApplicationFilter = { projectId: project.id, ...(input.state ? { state: input.state } : {}) };
-  const after = positionAfter(input.pageToken);
-  const { limit, fetch } = pageLimit(input.pageSize);
-  const [rows, total] = await Promise.all([
-    deps.store.listApplicationsPage({ ...filter, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
-    deps.store.countApplications(filter),
-  ]);
-  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
-  const apps = await withDetails(deps.store, "application", page.map(({ row }) => row));
-  return { apps, total, nextPageToken };
+  const { rows, total, nextPageToken } = await readPage(
+    input,
+    (window) => deps.store.listApplicationsPage({ ...filter, ...window }),
+    () => deps.store.countApplications(filter),
+  );
+  return { apps: await withDetails(deps.store, "application", rows), total, nextPageToken };
 }

@@ -1,7 +1,7 @@
 import { selectOrganization } from "../access/select-organization.js";
 import type { Caller, Deps } from "../context.js";
 import { authorize, canInstanceWide } from "../domain/authorization.js";
-import { cutPage, pageLimit, positionAfter } from "./paging.js";
+import { readPage } from "./paging.js";
 
 export interface ListEventsInput {
   aggregateType: string;
@@ -28,12 +28,14 @@ export async function listEvents(deps: Deps, caller: Caller, input: ListEventsIn
     ...(resourceOwner ? { resourceOwner } : {}),
     ...(input.fromSequence > 0 ? { fromSequence: input.fromSequence } : {}),
   };
-  const after = positionAfter(input.pageToken);
-  const { limit, fetch } = pageLimit(input.pageSize);
-  const [events, total] = await Promise.all([
-    deps.store.listEvents({ ...filter, ...(after !== undefined ? { afterSequence: after } : {}), limit: fetch }),
-    deps.store.countEvents(filter),
-  ]);
-  const { page, nextPageToken } = cutPage(events, limit, (event) => event.sequence);
-  return { events: page, total, nextPageToken };
+  // An event's position in the list is its sequence.
+  const { rows, total, nextPageToken } = await readPage(
+    input,
+    async ({ afterPosition, limit }) => {
+      const events = await deps.store.listEvents({ ...filter, ...(afterPosition !== undefined ? { afterSequence: afterPosition } : {}), limit });
+      return events.map((event) => ({ row: event, position: event.sequence }));
+    },
+    () => deps.store.countEvents(filter),
+  );
+  return { events: rows, total, nextPageToken };
 }

@@ -3,7 +3,7 @@ import type { Caller, Deps } from "../context.js";
 import { authorize } from "../domain/authorization.js";
 import { notFound } from "../domain/errors.js";
 import { readDetails, withDetails } from "./details.js";
-import { cutPage, pageLimit, positionAfter } from "./paging.js";
+import { type PageRequest, readPage } from "./paging.js";
 
 /** The selected organization's IDPs and the instance's: the ones its users can link to. */
 async function visibleOwners(deps: Deps, caller: Caller): Promise<string[]> {
@@ -20,15 +20,12 @@ export async function getIdentityProvider(deps: Deps, caller: Caller, idpId: str
 }
 
 /** A page of the visible IDPs in creation order, with the total count. */
-export async function listIdentityProviders(deps: Deps, caller: Caller, input: { pageSize: number; pageToken: string }) {
+export async function listIdentityProviders(deps: Deps, caller: Caller, input: PageRequest) {
   const ownerIds = await visibleOwners(deps, caller);
-  const after = positionAfter(input.pageToken);
-  const { limit, fetch } = pageLimit(input.pageSize);
-  const [rows, total] = await Promise.all([
-    deps.store.listIdentityProvidersPage({ ownerIds, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
-    deps.store.countIdentityProviders({ ownerIds }),
-  ]);
-  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
-  const idps = await withDetails(deps.store, "idp", page.map(({ row }) => row));
-  return { idps, total, nextPageToken };
+  const { rows, total, nextPageToken } = await readPage(
+    input,
+    (window) => deps.store.listIdentityProvidersPage({ ownerIds, ...window }),
+    () => deps.store.countIdentityProviders({ ownerIds }),
+  );
+  return { idps: await withDetails(deps.store, "idp", rows), total, nextPageToken };
 }

@@ -2,6 +2,7 @@ import type { Caller, Deps } from "../context.js";
 import { requireInstancePermission } from "../access/require-instance-permission.js";
 import { readDetails } from "./details.js";
 import { listMembersOfScope } from "./members.js";
+import type { PageRequest } from "./paging.js";
 
 export async function getInstance(deps: Deps, caller: Caller) {
   requireInstancePermission(caller, "iam.read");
@@ -11,7 +12,7 @@ export async function getInstance(deps: Deps, caller: Caller) {
 }
 
 /** The users holding instance roles, in the order they were added. */
-export async function listInstanceMembers(deps: Deps, caller: Caller, input: { pageSize: number; pageToken: string }) {
+export async function listInstanceMembers(deps: Deps, caller: Caller, input: PageRequest) {
   requireInstancePermission(caller, "iam.read");
   return listMembersOfScope(deps, "instance", caller.principal.instanceId, input);
 }

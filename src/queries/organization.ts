@@ -4,9 +4,9 @@ import type { Caller, Deps } from "../context.js";
 import { authorize, can } from "../domain/authorization.js";
 import { uniquenessKey } from "../domain/names.js";
 import type { OrganizationRow } from "../store/rows.js";
-import { readDetails } from "./details.js";
+import { readDetails, withDetails } from "./details.js";
 import { listMembersOfScope } from "./members.js";
-import { cutPage, pageLimit, positionAfter } from "./paging.js";
+import { type PageRequest, readPage } from "./paging.js";
 
 /** Reads an organization; it is selected like `x-service-orgid`, so a stranger learns nothing of it. */
 export async function getOrganization(deps: Deps, caller: Caller, organizationId: string) {
@@ -30,19 +30,16 @@ export async function listOrganizations(
     ...(name ? { nameContains: uniquenessKey(name) } : {}),
     ...(input.state ? { state: input.state } : {}),
   };
-  const after = positionAfter(input.pageToken);
-  const { limit, fetch } = pageLimit(input.pageSize);
-  const [rows, total] = await Promise.all([
-    deps.store.listOrganizationsPage({ ...filter, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
-    deps.store.countOrganizations(filter),
-  ]);
-  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
-  const organizations = await Promise.all(page.map(async ({ row }) => ({ organization: row, details: await readDetails(deps.store, "org", row.id) })));
-  return { organizations, total, nextPageToken };
+  const { rows, total, nextPageToken } = await readPage(
+    input,
+    (window) => deps.store.listOrganizationsPage({ ...filter, ...window }),
+    () => deps.store.countOrganizations(filter),
+  );
+  return { organizations: await withDetails(deps.store, "org", rows), total, nextPageToken };
 }
 
 /** Members of the selected organization; `org.read` there (who holds rights is part of reading it). */
-export async function listOrganizationMembers(deps: Deps, caller: Caller, input: { pageSize: number; pageToken: string }) {
+export async function listOrganizationMembers(deps: Deps, caller: Caller, input: PageRequest) {
   const organization = await selectOrganization(deps, caller);
   authorize(caller.principal, "org.read", { orgId: organization.id });
   return listMembersOfScope(deps, "org", organization.id, input);

@@ -11,7 +11,7 @@ function encodePosition(position: number): string {
 }
 
 /** The position a page token stands for; undefined for the first page. Forged tokens are invalid_argument. */
-export function positionAfter(token: string): number | undefined {
+function positionAfter(token: string): number | undefined {
   if (!token) return undefined;
   const match = /^seq:(\d{1,15})$/.exec(Buffer.from(token, "base64url").toString("utf8"));
   if (!match?.[1]) {
@@ -23,14 +23,41 @@ export function positionAfter(token: string): number | undefined {
 }
 
 /** How many rows to fetch for a page: one more than it shows, to know whether a next page exists. */
-export function pageLimit(pageSize: number): { limit: number; fetch: number } {
+function pageLimit(pageSize: number): { limit: number; fetch: number } {
   const limit = pageSize || DEFAULT_PAGE_SIZE;
   return { limit, fetch: limit + 1 };
 }
 
 /** Cuts the fetched rows to the page and makes the token of the next page ("" when this is the last). */
-export function cutPage<T>(rows: T[], limit: number, positionOf: (row: T) => number): { page: T[]; nextPageToken: string } {
+function cutPage<T>(rows: T[], limit: number, positionOf: (row: T) => number): { page: T[]; nextPageToken: string } {
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return { page, nextPageToken: rows.length > limit && last !== undefined ? encodePosition(positionOf(last)) : "" };
+}
+
+export interface PageRequest {
+  pageSize: number;
+  pageToken: string;
+}
+
+/** Where a page starts (after which position; absent for the first page) and how many rows to fetch for it. */
+export interface PageWindow {
+  afterPosition?: number;
+  limit: number;
+}
+
+/**
+ * One page of a list and the total it is part of. The token is checked before anything is read;
+ * `listPage` fetches the rows of the window (with their positions), `count` the whole list.
+ */
+export async function readPage<Row>(
+  request: PageRequest,
+  listPage: (window: PageWindow) => Promise<{ row: Row; position: number }[]>,
+  count: () => Promise<number>,
+): Promise<{ rows: Row[]; total: number; nextPageToken: string }> {
+  const after = positionAfter(request.pageToken);
+  const { limit, fetch } = pageLimit(request.pageSize);
+  const [fetched, total] = await Promise.all([listPage({ ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }), count()]);
+  const { page, nextPageToken } = cutPage(fetched, limit, (row) => row.position);
+  return { rows: page.map(({ row }) => row), total, nextPageToken };
 }

@@ -5,14 +5,9 @@ import { authorize, can } from "../domain/authorization.js";
 import { uniquenessKey } from "../domain/names.js";
 import type { ProjectRow } from "../store/rows.js";
 import type { ProjectFilter } from "../store/store.js";
-import { readDetails } from "./details.js";
+import { readDetails, withDetails } from "./details.js";
 import { listMembersOfScope } from "./members.js";
-import { cutPage, pageLimit, positionAfter } from "./paging.js";
-
-interface PageInput {
-  pageSize: number;
-  pageToken: string;
-}
+import { type PageRequest, readPage } from "./paging.js";
 
 export async function getProject(deps: Deps, caller: Caller, projectId: string) {
   const { project } = await selectProject(deps, caller, projectId, "project.read");
@@ -29,7 +24,7 @@ async function readProject(deps: Deps, project: ProjectRow) {
  * whole organization shows all; otherwise only the projects the caller's project memberships cover
  * (so the total never counts a project the caller cannot open).
  */
-export async function listProjects(deps: Deps, caller: Caller, input: PageInput & { name: string; state?: ProjectRow["state"] }) {
+export async function listProjects(deps: Deps, caller: Caller, input: PageRequest & { name: string; state?: ProjectRow["state"] }) {
   const organization = await selectOrganization(deps, caller);
   const filter: ProjectFilter = { orgId: organization.id };
   if (!can(caller.principal, "project.read", { orgId: organization.id })) {
@@ -44,30 +39,26 @@ export async function listProjects(deps: Deps, caller: Caller, input: PageInput 
   const name = input.name.trim();
   if (name) filter.nameContains = uniquenessKey(name);
   if (input.state) filter.state = input.state;
-  const after = positionAfter(input.pageToken);
-  const { limit, fetch } = pageLimit(input.pageSize);
-  const [rows, total] = await Promise.all([
-    deps.store.listProjectsPage({ ...filter, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
-    deps.store.countProjects(filter),
-  ]);
-  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
-  return { projects: await Promise.all(page.map(({ row }) => readProject(deps, row))), total, nextPageToken };
+  const { rows, total, nextPageToken } = await readPage(
+    input,
+    (window) => deps.store.listProjectsPage({ ...filter, ...window }),
+    () => deps.store.countProjects(filter),
+  );
+  return { projects: await Promise.all(rows.map((project) => readProject(deps, project))), total, nextPageToken };
 }
 
-export async function listProjectRoles(deps: Deps, caller: Caller, input: PageInput & { projectId: string }) {
+export async function listProjectRoles(deps: Deps, caller: Caller, input: PageRequest & { projectId: string }) {
   const { project } = await selectProject(deps, caller, input.projectId, "project.read");
-  const after = positionAfter(input.pageToken);
-  const { limit, fetch } = pageLimit(input.pageSize);
-  const [rows, total] = await Promise.all([
-    deps.store.listProjectRolesPage({ projectId: project.id, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
-    deps.store.countProjectRoles(project.id),
-  ]);
-  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
-  return { roles: page.map(({ row }) => row), total, nextPageToken };
+  const { rows, total, nextPageToken } = await readPage(
+    input,
+    (window) => deps.store.listProjectRolesPage({ projectId: project.id, ...window }),
+    () => deps.store.countProjectRoles(project.id),
+  );
+  return { roles: rows, total, nextPageToken };
 }
 
 /** Who holds rights in a project is part of reading it: `project.read`, like ListOrganizationMembers. */
-export async function listProjectMembers(deps: Deps, caller: Caller, input: PageInput & { projectId: string }) {
+export async function listProjectMembers(deps: Deps, caller: Caller, input: PageRequest & { projectId: string }) {
   const { project } = await selectProject(deps, caller, input.projectId, "project.read");
   return listMembersOfScope(deps, "project", project.id, input);
 }
@@ -78,20 +69,17 @@ export async function getProjectGrant(deps: Deps, caller: Caller, ids: { project
 }
 
 /** Every grant of the project: `project.grant.read` for the whole project, not one grant's. */
-export async function listProjectGrants(deps: Deps, caller: Caller, input: PageInput & { projectId: string }) {
+export async function listProjectGrants(deps: Deps, caller: Caller, input: PageRequest & { projectId: string }) {
   const { project } = await selectProject(deps, caller, input.projectId, "project.grant.read");
-  const after = positionAfter(input.pageToken);
-  const { limit, fetch } = pageLimit(input.pageSize);
-  const [rows, total] = await Promise.all([
-    deps.store.listProjectGrantsPage({ projectId: project.id, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
-    deps.store.countProjectGrants(project.id),
-  ]);
-  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
-  const grants = await Promise.all(page.map(async ({ row }) => ({ grant: row, details: await readDetails(deps.store, "project.grant", row.id) })));
-  return { grants, total, nextPageToken };
+  const { rows, total, nextPageToken } = await readPage(
+    input,
+    (window) => deps.store.listProjectGrantsPage({ projectId: project.id, ...window }),
+    () => deps.store.countProjectGrants(project.id),
+  );
+  return { grants: await withDetails(deps.store, "project.grant", rows), total, nextPageToken };
 }
 
-export async function listProjectGrantMembers(deps: Deps, caller: Caller, input: PageInput & { projectId: string; grantId: string }) {
+export async function listProjectGrantMembers(deps: Deps, caller: Caller, input: PageRequest & { projectId: string; grantId: string }) {
   const { grant } = await selectProjectGrant(deps, caller, input, "project.grant.member.read");
   return listMembersOfScope(deps, "project_grant", grant.id, input);
 }

@@ -5,7 +5,7 @@ import { emailKey } from "../domain/contact.js";
 import { notFound } from "../domain/errors.js";
 import { uniquenessKey } from "../domain/names.js";
 import { readDetails } from "./details.js";
-import { cutPage, pageLimit, positionAfter } from "./paging.js";
+import { readPage } from "./paging.js";
 
 /** Reads a user of the selected organization, with its IDP links; users may always read themselves. */
 export async function getUser(deps: Deps, caller: Caller, userId: string) {
@@ -26,15 +26,13 @@ export async function listUsers(deps: Deps, caller: Caller, input: { pageSize: n
     ...(input.userName ? { userNameKey: uniquenessKey(input.userName) } : {}),
     ...(input.email ? { emailKey: emailKey(input.email.trim()) } : {}),
   };
-  const after = positionAfter(input.pageToken);
-  const { limit, fetch } = pageLimit(input.pageSize);
-  const [rows, total] = await Promise.all([
-    deps.store.listUsers({ ...filter, ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }),
-    deps.store.countUsers(filter),
-  ]);
-  const { page, nextPageToken } = cutPage(rows, limit, (row) => row.position);
+  const { rows, total, nextPageToken } = await readPage(
+    input,
+    (window) => deps.store.listUsers({ ...filter, ...window }),
+    () => deps.store.countUsers(filter),
+  );
   const users = await Promise.all(
-    page.map(async ({ row }) => ({ user: row, idpLinks: await deps.store.listIdpLinksOfUser(row.id), details: await readDetails(deps.store, "user", row.id) })),
+    rows.map(async (user) => ({ user, idpLinks: await deps.store.listIdpLinksOfUser(user.id), details: await readDetails(deps.store, "user", user.id) })),
   );
   return { users, total, nextPageToken };
 }

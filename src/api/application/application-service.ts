@@ -10,7 +10,7 @@ import { changeApplicationState, regenerateClientSecret, removeApplication } fro
 import type { Deps } from "../../context.js";
 import { getApplication, listApplications } from "../../queries/application.js";
 import { callerOf } from "../caller.js";
-import { toDetailsMessage } from "../convert.js";
+import { listDetails, toDetailsMessage } from "../convert.js";
 import { applicationStateFilter, toApplicationMessage } from "./convert.js";
 
 export function createApplicationService(deps: Deps): ServiceImpl<typeof ApplicationService> {
@@ -35,10 +35,10 @@ export function createApplicationService(deps: Deps): ServiceImpl<typeof Applica
     async listApplications(request, context) {
       const { projectId, pageSize, pageToken } = request;
       const query = { projectId, pageSize, pageToken, state: applicationStateFilter(request.state) };
-      const { apps, total, nextPageToken } = await listApplications(deps, callerOf(context), query);
+      const page = await listApplications(deps, callerOf(context), query);
       return {
-        details: { totalResult: BigInt(total), nextPageToken },
-        apps: apps.map(({ row, details }) => toApplicationMessage(row, details)),
+        details: listDetails(page),
+        apps: page.apps.map(({ row, details }) => toApplicationMessage(row, details)),
       };
     },
     async updateApplication(request, context) {

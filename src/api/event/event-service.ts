@@ -5,6 +5,7 @@ import type { EventService } from "../../../gen/gatehouse/admin/v1/event_pb.js";
 import type { Deps } from "../../context.js";
 import { listEvents } from "../../queries/events.js";
 import { callerOf } from "../caller.js";
+import { listDetails } from "../convert.js";
 
 export function createEventService(deps: Deps): Partial<ServiceImpl<typeof EventService>> {
   return {
@@ -17,7 +18,7 @@ export function createEventService(deps: Deps): Partial<ServiceImpl<typeof Event
         pageToken: request.pageToken,
       });
       return {
-        details: { totalResult: BigInt(page.total), nextPageToken: page.nextPageToken },
+        details: listDetails(page),
         events: page.events.map((event) => ({
           sequence: BigInt(event.sequence),
           creationDate: timestampFromDate(event.createdAt),

@@ -7,7 +7,7 @@ import type { Details } from "../../events/details.js";
 import { getIdentityProvider, listIdentityProviders } from "../../queries/identity-provider.js";
 import type { IdentityProviderRow } from "../../store/rows.js";
 import { callerOf } from "../caller.js";
-import { toDetailsMessage } from "../convert.js";
+import { listDetails, toDetailsMessage } from "../convert.js";
 
 /** A stored IDP → the `IdentityProvider` message; the sealed client secret is never copied. */
 function toIdentityProviderMessage(idp: IdentityProviderRow, details: Details) {
@@ -35,10 +35,10 @@ export function createIdentityProviderService(deps: Deps): ServiceImpl<typeof Id
       return { idp: toIdentityProviderMessage(idp, details) };
     },
     async listIdentityProviders(request, context) {
-      const { idps, total, nextPageToken } = await listIdentityProviders(deps, callerOf(context), request);
+      const page = await listIdentityProviders(deps, callerOf(context), request);
       return {
-        details: { totalResult: BigInt(total), nextPageToken },
-        idps: idps.map(({ row, details }) => toIdentityProviderMessage(row, details)),
+        details: listDetails(page),
+        idps: page.idps.map(({ row, details }) => toIdentityProviderMessage(row, details)),
       };
     },
     async updateIdentityProvider(request, context) {

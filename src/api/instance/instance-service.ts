@@ -4,8 +4,7 @@ import { addInstanceMember, removeInstanceMember } from "../../commands/instance
 import type { Deps } from "../../context.js";
 import { getInstance, listInstanceMembers } from "../../queries/instance.js";
 import { callerOf } from "../caller.js";
-import { toDetailsMessage } from "../convert.js";
-import { toMemberPage } from "../organization/convert.js";
+import { toDetailsMessage, toMemberPage } from "../convert.js";
 
 export function createInstanceService(deps: Deps): Partial<ServiceImpl<typeof InstanceService>> {
   return {

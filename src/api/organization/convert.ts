@@ -1,9 +1,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ListDetailsSchema } from "../../../gen/gatehouse/admin/v1/details_pb.js";
 import { OrganizationState, type OrganizationSchema } from "../../../gen/gatehouse/admin/v1/organization_pb.js";
-import type { MemberSchema } from "../../../gen/gatehouse/admin/v1/project_pb.js";
 import type { Details } from "../../events/details.js";
-import type { MembershipRow, OrganizationRow } from "../../store/rows.js";
+import type { OrganizationRow } from "../../store/rows.js";
 import { toDetailsMessage } from "../convert.js";
 
 const states: Record<OrganizationRow["state"], OrganizationState> = {
@@ -20,15 +18,4 @@ export function fromOrganizationState(state: OrganizationState): OrganizationRow
   if (state === OrganizationState.ACTIVE) return "active";
   if (state === OrganizationState.INACTIVE) return "inactive";
   return undefined;
-}
-
-/** A page of memberships as List…Members answers it. */
-export function toMemberPage(page: { members: { membership: MembershipRow; details: Details }[]; total: number; nextPageToken: string }): {
-  details: MessageInitShape<typeof ListDetailsSchema>;
-  members: MessageInitShape<typeof MemberSchema>[];
-} {
-  return {
-    details: { totalResult: BigInt(page.total), nextPageToken: page.nextPageToken },
-    members: page.members.map(({ membership, details }) => ({ userId: membership.userId, roles: membership.roles, details: toDetailsMessage(details) })),
-  };
 }

@@ -5,8 +5,8 @@ import { changeOrganizationState } from "../../commands/organization-state.js";
 import type { Deps } from "../../context.js";
 import { getOrganization, listOrganizationMembers, listOrganizations } from "../../queries/organization.js";
 import { callerOf } from "../caller.js";
-import { toDetailsMessage } from "../convert.js";
-import { fromOrganizationState, toMemberPage, toOrganizationMessage } from "./convert.js";
+import { listDetails, toDetailsMessage, toMemberPage } from "../convert.js";
+import { fromOrganizationState, toOrganizationMessage } from "./convert.js";
 
 export function createOrganizationService(deps: Deps): Partial<ServiceImpl<typeof OrganizationService>> {
   return {
@@ -27,8 +27,8 @@ export function createOrganizationService(deps: Deps): Partial<ServiceImpl<typeo
       const input = { pageSize: request.pageSize, pageToken: request.pageToken, name: request.name, ...(state ? { state } : {}) };
       const page = await listOrganizations(deps, callerOf(context), input);
       return {
-        details: { totalResult: BigInt(page.total), nextPageToken: page.nextPageToken },
-        organizations: page.organizations.map(({ organization, details }) => toOrganizationMessage(organization, details)),
+        details: listDetails(page),
+        organizations: page.organizations.map(({ row, details }) => toOrganizationMessage(row, details)),
       };
     },
     async listOrganizationMembers(request, context) {

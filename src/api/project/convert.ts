@@ -36,8 +36,3 @@ export function fromProjectState(state: ProjectState): ProjectRow["state"] | und
   if (state === ProjectState.INACTIVE) return "inactive";
   return undefined;
 }
-
-/** The total and next-page token of a list. */
-export function listDetails(page: { total: number; nextPageToken: string }) {
-  return { totalResult: BigInt(page.total), nextPageToken: page.nextPageToken };
-}

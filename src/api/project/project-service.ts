@@ -16,9 +16,8 @@ import {
   listProjects,
 } from "../../queries/project.js";
 import { callerOf } from "../caller.js";
-import { toDetailsMessage } from "../convert.js";
-import { toMemberPage } from "../organization/convert.js";
-import { fromProjectState, listDetails, toGrantMessage, toProjectMessage, toRoleMessage } from "./convert.js";
+import { listDetails, toDetailsMessage, toMemberPage } from "../convert.js";
+import { fromProjectState, toGrantMessage, toProjectMessage, toRoleMessage } from "./convert.js";
 
 const written = async (write: Promise<{ details: Parameters<typeof toDetailsMessage>[0] }>) => ({ details: toDetailsMessage((await write).details) });
 
@@ -62,7 +61,7 @@ export function createProjectService(deps: Deps): ServiceImpl<typeof ProjectServ
     },
     async listProjectGrants(request, context) {
       const page = await listProjectGrants(deps, callerOf(context), request);
-      return { details: listDetails(page), grants: page.grants.map(({ grant, details }) => toGrantMessage(grant, details)) };
+      return { details: listDetails(page), grants: page.grants.map(({ row, details }) => toGrantMessage(row, details)) };
     },
     updateProjectGrant: (request, context) => written(updateProjectGrant(deps, callerOf(context), request)),
     removeProjectGrant: (request, context) => written(removeProjectGrant(deps, callerOf(context), request)),

@@ -11,7 +11,7 @@ import type { Deps } from "../../context.js";
 import { listPersonalAccessTokens } from "../../queries/personal-access-token.js";
 import { getUser, listUsers } from "../../queries/user.js";
 import { callerOf } from "../caller.js";
-import { optionalDate, optionalTimestamp, toDetailsMessage } from "../convert.js";
+import { listDetails, optionalDate, optionalTimestamp, toDetailsMessage } from "../convert.js";
 import { toUserMessage } from "./convert.js";
 
 export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
@@ -51,7 +51,7 @@ export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
     async listUsers(request, context) {
       const page = await listUsers(deps, callerOf(context), request);
       return {
-        details: { totalResult: BigInt(page.total), nextPageToken: page.nextPageToken },
+        details: listDetails(page),
         users: page.users.map(({ user, idpLinks, details }) => toUserMessage(user, idpLinks, details)),
       };
     },
@@ -71,7 +71,7 @@ export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
     async listPersonalAccessTokens(request, context) {
       const page = await listPersonalAccessTokens(deps, callerOf(context), request);
       return {
-        details: { totalResult: BigInt(page.total), nextPageToken: page.nextPageToken },
+        details: listDetails(page),
         tokens: page.tokens.map((token) => ({
           tokenId: token.tokenId,
           creationDate: optionalTimestamp(token.creationDate),
