@@ -12,7 +12,7 @@ import { codeName } from "./interceptors/code-name.js";
 import { requestIdKey } from "./interceptors/context-keys.js";
 import { toConnectError } from "./interceptors/error-mapping.js";
 import { protocolOf } from "./interceptors/observe.js";
-import { errorInfoDetail, specError } from "./rest/error-body.js";
+import { errorInfoDetail, internalErrorBody, specError } from "./rest/error-body.js";
 import { createRestGateway } from "./rest/gateway.js";
 import type { Logger } from "./support/logger.js";
 import type { Metrics } from "./support/metrics.js";
@@ -95,7 +95,7 @@ function createFallback(metrics: Metrics, logger: Logger, rest: ReturnType<typeo
       (error: unknown) => {
         // Like every unexpected error: the cause goes to the log under a request id, never to the caller.
         logger.error({ requestId, err: error, path: path?.slice(0, 200) }, "internal error in REST gateway");
-        const { status, body } = specError(13, `internal error (request id ${requestId})`, [errorInfoDetail("internal", { requestId })]);
+        const { status, body } = internalErrorBody(requestId);
         if (!res.headersSent) res.writeHead(status, { "content-type": "application/json" });
         res.end(JSON.stringify(body));
       },

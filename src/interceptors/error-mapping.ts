@@ -2,11 +2,10 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { DomainError, type ErrorKind } from "../domain/errors.js";
+import { ERROR_DOMAIN, internalErrorMessage } from "../rest/error-body.js";
 import type { Logger } from "../support/logger.js";
 import { codeName } from "./code-name.js";
 import { requestIdKey } from "./context-keys.js";
-
-export const ERROR_DOMAIN = "gatehouse";
 
 const codeOfKind: Record<ErrorKind, Code> = {
   invalid_argument: Code.InvalidArgument,
@@ -24,7 +23,8 @@ function errorInfo(reason: string, metadata: Record<string, string>) {
   return { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason, domain: ERROR_DOMAIN, metadata }) };
 }
 
-function fromDomainError(error: DomainError): ConnectError {
+/** A DomainError as the wire error every protocol answers with: its kind, reason, metadata and field violations. */
+export function fromDomainError(error: DomainError): ConnectError {
   const details = [errorInfo(error.reason, error.metadata)];
   const connectError = new ConnectError(error.message, codeOfKind[error.kind], undefined, details);
   if (error.violations.length > 0) {
@@ -51,7 +51,7 @@ export function toConnectError(error: unknown, requestId: string, logger: Logger
     return error;
   }
   logger.error({ requestId, err: error }, "internal error");
-  return new ConnectError(`internal error (request id ${requestId})`, Code.Internal, undefined, [errorInfo("internal", { requestId })]);
+  return new ConnectError(internalErrorMessage(requestId), Code.Internal, undefined, [errorInfo("internal", { requestId })]);
 }
 
 export function createErrorMappingInterceptor(logger: Logger): Interceptor {

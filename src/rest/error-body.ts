@@ -1,5 +1,8 @@
 import { Code } from "@connectrpc/connect";
 
+/** The `domain` of every ErrorInfo this server sends, on every protocol. */
+export const ERROR_DOMAIN = "gatehouse";
+
 const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
 
 /** HTTP status of each gRPC code on REST routes (API.md). */
@@ -36,9 +39,19 @@ export function specError(code: Code, message: string, details: Record<string, u
   return { status: STATUS[code], body: { code, message, details } };
 }
 
-/** The proto3-JSON `Any` of a google.rpc.ErrorInfo in the "gatehouse" domain, for answers written outside the RPC path. */
+/** The proto3-JSON `Any` of a google.rpc.ErrorInfo in the server's domain, for answers written outside the RPC path. */
 export function errorInfoDetail(reason: string, metadata: Record<string, string> = {}): Record<string, unknown> {
-  return { "@type": ERROR_INFO_TYPE, reason, domain: "gatehouse", metadata };
+  return { "@type": ERROR_INFO_TYPE, reason, domain: ERROR_DOMAIN, metadata };
+}
+
+/** What a caller learns of an unexpected error: only the request id its cause is logged under. */
+export function internalErrorMessage(requestId: string): string {
+  return `internal error (request id ${requestId})`;
+}
+
+/** The SPEC body of an unexpected error answered outside the RPC path (reason `internal`, the request id). */
+export function internalErrorBody(requestId: string): { status: number; body: SpecErrorBody } {
+  return specError(Code.Internal, internalErrorMessage(requestId), [errorInfoDetail("internal", { requestId })]);
 }
 
 interface ConnectErrorJson {

@@ -1,10 +1,12 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, type ConnectRouter, createConnectRouter, createContextValues, type Interceptor } from "@connectrpc/connect";
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
+import { errorToJson } from "@connectrpc/connect/protocol-connect";
 import type { ServerResponse } from "node:http";
+import { DomainError } from "../domain/errors.js";
 import { requestIdKey } from "../interceptors/context-keys.js";
-import { type DecodeCheckOptions, withDecodeCheck } from "../transport/decode-check.js";
-import { duplicateKeyPath } from "../transport/json-duplicate-keys.js";
+import { fromDomainError } from "../interceptors/error-mapping.js";
+import { type DecodeCheckOptions, rejectDuplicateKeys, withDecodeCheck } from "../transport/decode-check.js";
 import { peerAddressKey, peerAddressOf } from "../transport/peer.js";
 import { errorInfoDetail, fromConnectError, type SpecErrorBody, specError } from "./error-body.js";
 import { jsonNameOf, type RestRoute, restRoutes } from "./http-rules.js";
@@ -49,15 +51,13 @@ async function readJsonObject(req: Request, maxBytes: number): Promise<Record<st
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     throw new RestInputError(specError(Code.InvalidArgument, "the body must be a JSON object", [errorInfoDetail("request.malformed")]));
   }
-  // JSON.parse keeps the last of two equal keys; a body that says two things is refused, as on the RPC path.
-  const duplicate = duplicateKeyPath(text);
-  if (duplicate !== undefined) {
-    throw new RestInputError(
-      specError(Code.InvalidArgument, `duplicate key ${JSON.stringify(duplicate)} in the request`, [
-        errorInfoDetail("request.duplicate_key", { key: duplicate }),
-        { "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ field: duplicate, description: "appears more than once in its object", reason: "json.duplicate_key" }] },
-      ]),
-    );
+  // JSON.parse keeps the last of two equal keys; a body that says two things is refused, as on the RPC path
+  // and with the same error, in the SPEC body the RPC's answer would become.
+  try {
+    rejectDuplicateKeys(text);
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    throw new RestInputError(fromConnectError(errorToJson(fromDomainError(error), undefined)));
   }
   return value as Record<string, unknown>;
 }

@@ -5,7 +5,7 @@ import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
 import { requestIdKey } from "../interceptors/context-keys.js";
 import { acceptedRequestId } from "../interceptors/request-id.js";
-import { errorInfoDetail, specError, type SpecErrorBody } from "../rest/error-body.js";
+import { errorInfoDetail, internalErrorBody, specError, type SpecErrorBody } from "../rest/error-body.js";
 import type { Logger } from "../support/logger.js";
 import { type DecodeCheckOptions, REQUEST_COMPRESSIONS, withDecodeCheck } from "./decode-check.js";
 import { peerAddressKey, peerAddressOf } from "./peer.js";
@@ -103,7 +103,7 @@ export function createNodeAdapter(options: NodeAdapterOptions): NodeHandler {
           options.logger.warn({ requestId, procedure: handler.requestPath, code: Code[error.code], message: error.rawMessage.slice(0, 200) }, "response not delivered");
         }
         if (!res.headersSent && !res.destroyed) {
-          const { status, body } = specError(Code.Internal, `internal error (request id ${requestId})`, [errorInfoDetail("internal", { requestId })]);
+          const { status, body } = internalErrorBody(requestId);
           res.writeHead(status, { "content-type": "application/json" });
           res.end(JSON.stringify(body));
         } else if (!res.writableEnded) res.destroy();
