@@ -8,29 +8,9 @@ import { verifyEmail } from "../../src/commands/email-verification.js";
 import type { Caller, Deps } from "../../src/context.js";
 import { DomainError } from "../../src/domain/errors.js";
 import { createSqliteStore } from "../../src/store/sqlite-store.js";
-import type { Store } from "../../src/store/store.js";
 import { createIdGenerator } from "../../src/support/ids.js";
 import { TestClock } from "../support/server.js";
-
-/**
- * The Store contract is async: a networked backend answers reads after real I/O, so two requests'
- * reads and commits interleave. This wraps the real SQLite store so every read takes a few
- * milliseconds after it read, which makes that interleaving happen here too.
- */
-function withSlowReads(store: Store): Store {
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver) as unknown;
-      if (typeof value !== "function" || property === "commit") return value;
-      return async (...args: unknown[]) => {
-        // Read now, answer later: what a network round trip does.
-        const result = await (value as (...a: unknown[]) => unknown).apply(target, args);
-        await new Promise((resolve) => setTimeout(resolve, 2 + Math.random() * 5));
-        return result;
-      };
-    },
-  });
-}
+import { withSlowReads } from "../support/slow-store.js";
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
@@ -41,7 +21,7 @@ describe("VerifyEmail with interleaving requests", () => {
     dirs.push(dir);
     const sqlite = createSqliteStore({ path: join(dir, "db.sqlite"), synchronous: "NORMAL", busyTimeoutMs: 1000 });
     const clock = new TestClock();
-    const deps: Deps = { store: withSlowReads(sqlite), clock, ids: createIdGenerator(), masterKey: randomBytes(32), externalUrl: "http://localhost" };
+    const deps: Deps = { store: withSlowReads(sqlite, () => 2 + Math.random() * 5), clock, ids: createIdGenerator(), masterKey: randomBytes(32), externalUrl: "http://localhost" };
     const at = clock.now();
     const user = { id: "u1", orgId: "o1" };
     const code = issueCode(deps, user, "email", at);
