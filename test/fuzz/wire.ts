@@ -2,6 +2,7 @@ import { createRegistry, fromBinary } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import http from "node:http";
 import http2 from "node:http2";
+import { afterAll, beforeAll } from "vitest";
 import { ErrorInfoSchema, file_google_rpc_error_details } from "../../gen/google/rpc/error_details_pb.js";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
 
@@ -138,4 +139,33 @@ export function connectH2(baseUrl: string): Promise<http2.ClientHttp2Session> {
     session.once("connect", () => resolve(session));
     session.once("error", reject);
   });
+}
+
+/**
+ * One keep-alive HTTP/1.1 agent and one HTTP/2 session to a test server, opened in beforeAll and closed
+ * in afterAll, for tests that send hand-made requests over real sockets.
+ */
+export function useWireConnections(server: () => { url: string }): { readonly agent: http.Agent; readonly session: http2.ClientHttp2Session } {
+  let agent: http.Agent | undefined;
+  let session: http2.ClientHttp2Session | undefined;
+  beforeAll(async () => {
+    agent = new http.Agent({ keepAlive: true });
+    session = await connectH2(server().url);
+  });
+  afterAll(() => {
+    agent?.destroy();
+    session?.close();
+  });
+  const opened = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error("the connections open in beforeAll");
+    return value;
+  };
+  return {
+    get agent() {
+      return opened(agent);
+    },
+    get session() {
+      return opened(session);
+    },
+  };
 }

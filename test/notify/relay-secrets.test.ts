@@ -1,11 +1,10 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { Clients } from "../support/clients.js";
-import { startTestServer, TestClock, type TestServer } from "../support/server.js";
+import { TestClock, useTestServer } from "../support/server.js";
 import { echoOfLogin, makeTestCa, passwordLeaks, startSmtpServer, type SmtpServerOptions, type TestSmtpServer } from "../support/smtp.js";
 
 /**
@@ -16,25 +15,15 @@ const PASSWORD = "Relay-Pa55word!";
 const USER = "mailer";
 /** The relays offer STARTTLS with a certificate from this CA: the password is only ever sent over TLS. */
 const ca = makeTestCa();
-let server: TestServer;
-let clients: Clients;
+// Mail retries wait for real time, so the clock follows it.
+const t = useTestServer({ clock: new TestClock(new Date(), true), config: { mail: { smtpCaFile: ca.caFile, smtpTimeoutMs: 2_000, pollMs: 50, maxAttempts: 2, retryBaseMs: 50 } } });
 const relays: TestSmtpServer[] = [];
 let n = 0;
+afterAll(() => Promise.all(relays.map((r) => r.close())));
 
-beforeAll(async () => {
-  const mail = { smtpCaFile: ca.caFile, smtpTimeoutMs: 2_000, pollMs: 50, maxAttempts: 2, retryBaseMs: 50 };
-  server = await startTestServer({ clock: new TestClock(new Date(), true), config: { mail } });
-  clients = new Clients(server.url);
-});
-afterAll(async () => {
-  clients.close();
-  await server?.dispose();
-  await Promise.all(relays.map((r) => r.close()));
-});
-
-const admin = () => ({ token: server.adminToken });
-const smtp = (protocol: "connect-json-http1" | "grpc-h2c" | "grpc-web-http1" = "connect-json-http1") => clients.client(SmtpService, protocol, admin());
-const events = () => clients.client(EventService, "connect-proto-h2c", admin());
+const admin = () => ({ token: t.server.adminToken });
+const smtp = (protocol: "connect-json-http1" | "grpc-h2c" | "grpc-web-http1" = "connect-json-http1") => t.clients.client(SmtpService, protocol, admin());
+const events = () => t.clients.client(EventService, "connect-proto-h2c", admin());
 
 /** A relay on which the gatehouse password never passes, and which says so with the echo. */
 async function echoingRelay(options: Partial<SmtpServerOptions> = {}) {
@@ -51,7 +40,7 @@ async function useRelay(relay: TestSmtpServer) {
 }
 /** Queues a verification mail; answers its outbox id. */
 async function queueMail() {
-  const users = clients.client(UserService, "connect-json-http1", admin());
+  const users = t.clients.client(UserService, "connect-json-http1", admin());
   const { userId } = await users.createHumanUser({ userName: `relay-${++n}`, profile: { firstName: "Re", lastName: "Lay" }, email: { email: `relay-${n}@example.com` }, password: "Sup3r-secret!" });
   const { events: own } = await events().listEvents({ aggregateId: userId });
   return String(own.find((e) => e.eventType === "user.notification.queued")?.payload?.outboxId);
@@ -82,16 +71,16 @@ async function waitForNotification(outboxId: string, type: string) {
 }
 /** The database as stored: the SQLite file and its write-ahead log, byte for byte. */
 function databaseBytes(): string {
-  return readdirSync(server.dataDir)
+  return readdirSync(t.server.dataDir)
     .filter((name) => name.startsWith("gatehouse.db"))
-    .map((name) => readFileSync(join(server.dataDir, name)).toString("latin1"))
+    .map((name) => readFileSync(join(t.server.dataDir, name)).toString("latin1"))
     .join("\n");
 }
 /** Asserts the password is readable nowhere the server keeps or shows what happened. */
 async function expectNoLeakAnywhere() {
   const leaks = {
     events: passwordLeaks(json(await allEvents()), PASSWORD),
-    log: passwordLeaks(server.logs.text, PASSWORD),
+    log: passwordLeaks(t.server.logs.text, PASSWORD),
     database: passwordLeaks(databaseBytes(), PASSWORD),
   };
   expect(leaks).toEqual({ events: [], log: [], database: [] });
@@ -109,7 +98,7 @@ describe("a relay that echoes the login exchange", () => {
       expect(String(event.payload?.error)).toMatch(/535 auth failed for/);
       expect(String(event.payload?.error)).toContain("[redacted]");
     }
-    expect(server.logs.text).toContain("mail delivery failed for good");
+    expect(t.server.logs.text).toContain("mail delivery failed for good");
     await expectNoLeakAnywhere();
   });
 

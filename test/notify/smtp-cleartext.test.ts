@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { Clients } from "../support/clients.js";
-import { startTestServer, TestClock, type TestServer } from "../support/server.js";
+import { TestClock, useTestServer } from "../support/server.js";
 import { makeTestCa, startSmtpServer, type SmtpServerOptions, type TestSmtpServer } from "../support/smtp.js";
 
 /**
@@ -16,25 +15,15 @@ const USER = "mailer";
 const trusted = makeTestCa();
 /** A relay certificate from a CA the server does not trust (a self-signed relay, or a man in the middle). */
 const untrusted = makeTestCa();
-let server: TestServer;
-let clients: Clients;
+// Mail retries wait for real time, so the clock follows it.
+const t = useTestServer({ clock: new TestClock(new Date(), true), config: { mail: { smtpCaFile: trusted.caFile, smtpTimeoutMs: 2_000, pollMs: 50, maxAttempts: 2, retryBaseMs: 50 } } });
 const relays: TestSmtpServer[] = [];
 let n = 0;
+afterAll(() => Promise.all(relays.map((r) => r.close())));
 
-beforeAll(async () => {
-  const mail = { smtpCaFile: trusted.caFile, smtpTimeoutMs: 2_000, pollMs: 50, maxAttempts: 2, retryBaseMs: 50 };
-  server = await startTestServer({ clock: new TestClock(new Date(), true), config: { mail } });
-  clients = new Clients(server.url);
-});
-afterAll(async () => {
-  clients.close();
-  await server?.dispose();
-  await Promise.all(relays.map((r) => r.close()));
-});
-
-const admin = () => ({ token: server.adminToken });
-const smtp = (protocol: "connect-json-http1" | "grpc-h2c" = "connect-json-http1") => clients.client(SmtpService, protocol, admin());
-const events = () => clients.client(EventService, "connect-json-http1", admin());
+const admin = () => ({ token: t.server.adminToken });
+const smtp = (protocol: "connect-json-http1" | "grpc-h2c" = "connect-json-http1") => t.clients.client(SmtpService, protocol, admin());
+const events = () => t.clients.client(EventService, "connect-json-http1", admin());
 async function relay(options: Partial<SmtpServerOptions>) {
   const started = await startSmtpServer({ tls: "starttls", certificate: trusted, auth: { user: USER, pass: PASSWORD }, ...options });
   relays.push(started);
@@ -50,7 +39,7 @@ async function useSmtp(config: ReturnType<typeof settings>, password?: string) {
 /** Queues a verification mail; answers the recipient and the outbox id. */
 async function queueMail() {
   const email = `cleartext-${++n}@example.com`;
-  const { userId } = await clients.client(UserService, "connect-json-http1", admin()).createHumanUser({
+  const { userId } = await t.clients.client(UserService, "connect-json-http1", admin()).createHumanUser({
     userName: `cleartext-${n}`,
     profile: { firstName: "Clear", lastName: "Text" },
     email: { email },

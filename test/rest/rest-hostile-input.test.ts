@@ -1,20 +1,9 @@
-import http from "node:http";
-import type http2 from "node:http2";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useTestServer } from "../support/server.js";
-import { connectH2, h2Request, http1Request, type WireResponse } from "../fuzz/wire.js";
+import { h2Request, http1Request, type WireResponse, useWireConnections } from "../fuzz/wire.js";
 
 const t = useTestServer({ config: { maxRequestBytes: 4096 } });
-let agent: http.Agent;
-let session: http2.ClientHttp2Session;
-beforeAll(async () => {
-  agent = new http.Agent({ keepAlive: true });
-  session = await connectH2(t.server.url);
-});
-afterAll(() => {
-  agent.destroy();
-  session.close();
-});
+const wire = useWireConnections(() => t.server);
 
 interface SpecBody {
   code: number;
@@ -31,7 +20,7 @@ function spec(response: WireResponse): SpecBody & { reason?: string } {
   return { ...body, reason: info?.reason };
 }
 
-const send = (request: Parameters<typeof http1Request>[2]) => http1Request(t.server.url, agent, request);
+const send = (request: Parameters<typeof http1Request>[2]) => http1Request(t.server.url, wire.agent, request);
 
 describe("REST paths and fallback answers under hostile input", () => {
   it("a malformed percent-escape in a path parameter (PUT /v1/idps/%ZZ, no token) is 400 with the SPEC body", async () => {
@@ -88,7 +77,7 @@ describe("REST paths and fallback answers under hostile input", () => {
     const connect = await send({ path: "/gatehouse.admin.v1.SmtpService/UpdateSmtpConfig", headers: { "content-type": "application/json" }, body: big });
     expect(connect.status).toBe(429);
     expect(connect.body.toString()).toContain("request.too_large");
-    const h2 = await h2Request(session, { path: "/gatehouse.admin.v1.SmtpService/UpdateSmtpConfig", headers: { "content-type": "application/json" }, body: big });
+    const h2 = await h2Request(wire.session, { path: "/gatehouse.admin.v1.SmtpService/UpdateSmtpConfig", headers: { "content-type": "application/json" }, body: big });
     expect(h2.status).toBe(429);
     expect(h2.headers["x-request-id"]).toMatch(/.+/);
   });

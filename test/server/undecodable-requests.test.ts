@@ -1,22 +1,11 @@
 import { create, toBinary } from "@bufbuild/protobuf";
-import http from "node:http";
-import type http2 from "node:http2";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ServerReflectionRequestSchema } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { useTestServer } from "../support/server.js";
-import { connectH2, envelope, errorInfoReasons, grpcStatus, h2Request, http1Request, jsonErrorReason, type WireResponse } from "../fuzz/wire.js";
+import { envelope, errorInfoReasons, grpcStatus, h2Request, http1Request, jsonErrorReason, type WireResponse, useWireConnections } from "../fuzz/wire.js";
 
 const t = useTestServer();
-let agent: http.Agent;
-let session: http2.ClientHttp2Session;
-beforeAll(async () => {
-  agent = new http.Agent({ keepAlive: true });
-  session = await connectH2(t.server.url);
-});
-afterAll(() => {
-  agent.destroy();
-  session.close();
-});
+const wire = useWireConnections(() => t.server);
 
 /** Bytes that are no protobuf message: a field with an unknown wire type 7. */
 const GARBAGE = Uint8Array.from([0x0f, 0xff, 0xff, 0xff]);
@@ -40,7 +29,7 @@ function expectRefused(response: WireResponse) {
 
 describe("undecodable protobuf requests are invalid_argument with ErrorInfo, never internal", () => {
   it("Connect binary over HTTP/1.1: HTTP 400, code invalid_argument, reason request.malformed, x-request-id", async () => {
-    const response = await http1Request(t.server.url, agent, { path: GET_USER, headers: { "content-type": "application/proto" }, body: GARBAGE });
+    const response = await http1Request(t.server.url, wire.agent, { path: GET_USER, headers: { "content-type": "application/proto" }, body: GARBAGE });
     expect(response.status).toBe(400);
     expect(JSON.parse(response.body.toString())).toMatchObject({ code: "invalid_argument" });
     expect(jsonErrorReason(response.body)).toBe("request.malformed");
@@ -48,25 +37,25 @@ describe("undecodable protobuf requests are invalid_argument with ErrorInfo, nev
   });
 
   it("gRPC over h2c: status 3", async () => {
-    const response = await h2Request(session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: envelope(GARBAGE) });
+    const response = await h2Request(wire.session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: envelope(GARBAGE) });
     expectRefused(response);
   });
 
   it("gRPC with the compressed flag set and no grpc-encoding: status 3", async () => {
-    const response = await h2Request(session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: envelope(Uint8Array.from([0x0a, 0x01, 0x78]), 1) });
+    const response = await h2Request(wire.session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: envelope(Uint8Array.from([0x0a, 0x01, 0x78]), 1) });
     expectRefused(response);
   });
 
   it("gRPC-web over HTTP/1.1: status 3 in the trailer frame", async () => {
-    const response = await http1Request(t.server.url, agent, { path: GET_USER, headers: { "content-type": "application/grpc-web+proto" }, body: envelope(GARBAGE) });
+    const response = await http1Request(t.server.url, wire.agent, { path: GET_USER, headers: { "content-type": "application/grpc-web+proto" }, body: envelope(GARBAGE) });
     expect(response.status).toBe(200);
     expectRefused(response);
   });
 
   it("a unary gRPC call without its message, or with two, is invalid_argument too", async () => {
-    expectRefused(await h2Request(session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: new Uint8Array(0) }));
+    expectRefused(await h2Request(wire.session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: new Uint8Array(0) }));
     const message = Uint8Array.from([0x0a, 0x01, 0x78]);
-    expectRefused(await h2Request(session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: Buffer.concat([envelope(message), envelope(message)]) }));
+    expectRefused(await h2Request(wire.session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: Buffer.concat([envelope(message), envelope(message)]) }));
   });
 
   it("a body that does not inflate under its content-encoding, and an encoding the server does not know: invalid_argument with ErrorInfo", async () => {
@@ -75,10 +64,10 @@ describe("undecodable protobuf requests are invalid_argument with ErrorInfo, nev
       ["br", "request.malformed"],
       ["snappy", "request.unsupported_encoding"],
     ] as const) {
-      const response = await http1Request(t.server.url, agent, { path: GET_USER, headers: { "content-type": "application/proto", "content-encoding": encoding }, body: Uint8Array.from([0x31]) });
+      const response = await http1Request(t.server.url, wire.agent, { path: GET_USER, headers: { "content-type": "application/proto", "content-encoding": encoding }, body: Uint8Array.from([0x31]) });
       expect(response.status, encoding).toBe(400);
       expect(jsonErrorReason(response.body), encoding).toBe(reason);
-      const grpc = await h2Request(session, { path: GET_USER, headers: { "content-type": "application/grpc", "grpc-encoding": encoding }, body: envelope(Uint8Array.from([0x31]), 1) });
+      const grpc = await h2Request(wire.session, { path: GET_USER, headers: { "content-type": "application/grpc", "grpc-encoding": encoding }, body: envelope(Uint8Array.from([0x31]), 1) });
       expect(grpcStatus(grpc).code, encoding).toBe(INVALID_ARGUMENT);
       expect(errorInfoReasons(grpcStatus(grpc).detailsBin), encoding).toEqual([reason]);
     }
@@ -89,7 +78,7 @@ describe("undecodable protobuf requests are invalid_argument with ErrorInfo, nev
     const onWarning = (warning: Error) => warnings.push(warning.name);
     process.on("warning", onWarning);
     try {
-      const response = await h2Request(session, {
+      const response = await h2Request(wire.session, {
         path: "/grpc.health.v1.Health/Check",
         headers: { "content-type": "application/grpc", "grpc-timeout": "99999999S" },
         body: envelope(new Uint8Array(0)),
@@ -108,7 +97,7 @@ describe("undecodable protobuf requests are invalid_argument with ErrorInfo, nev
     const before = loudLines().length;
     const logStart = t.server.logs.lines.length;
     for (let i = 0; i < 20; i++) {
-      const response = await h2Request(session, {
+      const response = await h2Request(wire.session, {
         path: "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
         headers: { "content-type": "application/grpc" },
         body: Buffer.concat([envelope(good), envelope(GARBAGE)]),
