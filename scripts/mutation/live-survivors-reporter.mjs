@@ -1,0 +1,30 @@
+// A Stryker reporter that writes every mutant the tests let through (Survived, NoCoverage) to
+// reports/mutation/survivors.jsonl the moment it is known, so tests can be written while a long run goes on.
+import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, relative } from "node:path";
+import { PluginKind, declareFactoryPlugin } from "@stryker-mutator/api/plugin";
+
+const OUT = `reports/mutation/${process.env.GATEHOUSE_MUTATION_GROUP ?? "all"}.survivors.jsonl`;
+const LET_THROUGH = new Set(["Survived", "NoCoverage"]);
+
+function liveSurvivorsReporter() {
+  mkdirSync(dirname(OUT), { recursive: true });
+  writeFileSync(OUT, "");
+  return {
+    onMutantTested(result) {
+      if (!LET_THROUGH.has(result.status)) return;
+      const { line, column } = result.location.start;
+      const entry = {
+        at: `${relative(process.cwd(), result.fileName)}:${line}:${column + 1}`,
+        status: result.status,
+        mutator: result.mutatorName,
+        replacement: result.replacement,
+        tests: result.testsCompleted ?? 0,
+      };
+      appendFileSync(OUT, `${JSON.stringify(entry)}\n`);
+    },
+  };
+}
+liveSurvivorsReporter.inject = [];
+
+export const strykerPlugins = [declareFactoryPlugin(PluginKind.Reporter, "live-survivors", liveSurvivorsReporter)];

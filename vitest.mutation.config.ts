@@ -1,0 +1,30 @@
+import { configDefaults, defineConfig, mergeConfig } from "vitest/config";
+import base from "./vitest.config";
+
+// The suite Stryker runs for each mutant (`npm run test:mutation`). Left out, and still run by `npm test`:
+// - checks that execute no src/ code in this process: the proto comments, and test/cli/*.test.ts, whose
+//   server runs as a spawned process where a mutant is never active (they would only add minutes per survivor);
+// - two long property tests that touch nearly every mutant: the 20 000-input fuzz run (37 s) and the bcrypt
+//   maximum-cost check (35 s) — a surviving mutant would pay for both each time. Their rules are also stated by
+//   fast tests (error mapping, validation, imported-hash limits), which stay in;
+// - the 4 MB-list load test: it measures that the server stays responsive, which instrumented code (every
+//   expression wrapped to switch mutants) is too slow to show within a test timeout.
+// Test files share one module graph per runner (isolate: false): the mutant in force is read at run time, so
+// re-importing src/ for each of ~70 files would only repeat work for every mutant.
+export default mergeConfig(
+  base,
+  defineConfig({
+    test: {
+      exclude: [
+        ...configDefaults.exclude,
+        "test/proto-docs.test.ts",
+        "test/cli/*.test.ts",
+        "test/server/shutdown.test.ts",
+        "test/fuzz/hostile-input.test.ts",
+        "test/passwords/verify-max-cost.test.ts",
+        "test/server/hostile-json-lists.test.ts",
+      ],
+      isolate: false,
+    },
+  }),
+);
