@@ -7,6 +7,7 @@ import { ServerReflection as ReflectionV1 } from "../../gen/grpc/reflection/v1/r
 import { ServerReflection as ReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { Clients } from "../support/clients.js";
 import { failure } from "../support/errors.js";
+import { eventually } from "../support/eventually.js";
 import { startTestServer, useTestServer } from "../support/server.js";
 
 const t = useTestServer();
@@ -22,12 +23,11 @@ describe("grpc.health.v1.Health (no token needed)", () => {
   it("streams the status to watchers", async () => {
     const health = t.clients.client(Health, "grpc-h2c");
     const controller = new AbortController();
-    const stream = health.watch({ service: "" }, { signal: controller.signal });
-    for await (const update of stream) {
-      expect(update.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
-      break;
-    }
+    const stream = health.watch({ service: "" }, { signal: controller.signal })[Symbol.asyncIterator]();
+    const first = await stream.next();
     controller.abort();
+    expect(first.done).toBe(false);
+    expect(first.value?.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
   });
 });
 
@@ -77,7 +77,8 @@ describe("health during a graceful stop", () => {
     const watching = (async () => {
       for await (const update of clients.client(Health, "grpc-h2c").watch({ service: "" })) statuses.push(update.status);
     })();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await eventually(() => statuses.length > 0, { what: "the watcher's first status" });
+    expect(statuses).toEqual([HealthCheckResponse_ServingStatus.SERVING]);
     const started = Date.now();
     await server.dispose();
     await watching;

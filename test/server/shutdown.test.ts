@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
+import { eventually } from "../support/eventually.js";
 import { spawnGatehouse } from "../support/process.js";
 import { startTestServer } from "../support/server.js";
 import { makeSelfSignedCertificate } from "../support/tls.js";
@@ -22,26 +23,28 @@ describe("SIGTERM", () => {
     const { port } = new URL(gatehouse.url);
     const body = JSON.stringify({ name: "Created during shutdown" });
 
-    // A call whose body is still arriving when the signal comes: it is in flight.
+    // A call whose body is still arriving when the signal comes: it is in flight. `Expect: 100-continue`
+    // makes the server say when it has read the headers and dispatched the call.
     const socket = net.connect(Number(port), "127.0.0.1");
     await new Promise((resolve) => socket.once("connect", resolve));
     let response = "";
     socket.on("data", (chunk) => (response += chunk.toString()));
     const closed = new Promise((resolve) => socket.once("close", resolve));
     socket.write(
-      `POST /gatehouse.admin.v1.OrganizationService/CreateOrganization HTTP/1.1\r\nHost: x\r\n` +
+      `POST /gatehouse.admin.v1.OrganizationService/CreateOrganization HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n` +
         `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await eventually(() => response.startsWith("HTTP/1.1 100 Continue\r\n\r\n"), { what: "the server to accept the call's headers" });
 
     gatehouse.child.kill("SIGTERM");
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    // The listener is closed: a new connection is refused.
-    await expect(fetch(`${gatehouse.url}/metrics`)).rejects.toThrow();
+    await eventually(() => gatehouse.lines.some((line) => line.includes('"stopping: draining in-flight calls"')), { what: "the server to start its stop" });
+    // The listener closes: a new connection is refused (while the call above is still waiting for its body).
+    await eventually(() => fetch(`${gatehouse.url}/metrics`).then(() => false, () => true), { what: "new connections to be refused" });
+    expect(gatehouse.lines.some((line) => line.includes('"gatehouse stopped"'))).toBe(false);
 
     socket.write(body.slice(5));
     await closed;
-    expect(response).toMatch(/^HTTP\/1.1 200/);
+    expect(response).toMatch(/^HTTP\/1.1 100 Continue\r\n\r\nHTTP\/1.1 200/);
     expect(response).toContain('"organizationId"');
     expect(await gatehouse.exit).toBe(0);
     expect(gatehouse.lines.some((line) => line.includes('"gatehouse stopped"'))).toBe(true);
