@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { waitForNotification } from "../support/outbox.js";
 import { TestClock, useTestServer } from "../support/server.js";
 import { makeTestCa, startSmtpServer, type SmtpServerOptions, type TestSmtpServer } from "../support/smtp.js";
 
@@ -47,16 +48,6 @@ async function queueMail() {
   });
   const { events: own } = await events().listEvents({ aggregateId: userId });
   return { email, outboxId: String(own.find((e) => e.eventType === "user.notification.queued")?.payload?.outboxId) };
-}
-async function waitForNotification(outboxId: string, type: string) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const { events: trail } = await events().listEvents({ aggregateType: "notification", aggregateId: outboxId });
-    const found = trail.find((e) => e.eventType === type);
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no ${type} event for ${outboxId}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 const steps = (result: { steps: { step: string; ok: boolean }[] }) => result.steps.map((s) => [s.step, s.ok]);
 
@@ -109,7 +100,7 @@ describe("tls: false uses STARTTLS when the relay offers it", () => {
     expect(result.steps.at(-1)).toMatchObject({ step: "tls", ok: false, detail: expect.stringMatching(/certificate.*GATEHOUSE_SMTP_CA_FILE/) });
     await useSmtp(settings(target, false, ""));
     const { outboxId } = await queueMail();
-    expect(String((await waitForNotification(outboxId, "notification.attempt.failed")).payload?.error)).toMatch(/certificate/);
+    expect(String((await waitForNotification(events(), outboxId, "notification.attempt.failed")).payload?.error)).toMatch(/certificate/);
     expect(target.received).toEqual([]);
   });
 });
@@ -133,7 +124,7 @@ describe("a relay without STARTTLS never sees the password", () => {
     const target = await relay({ tls: "none" });
     await useSmtp(settings(target, false), PASSWORD);
     const { outboxId } = await queueMail();
-    expect(String((await waitForNotification(outboxId, "notification.attempt.failed")).payload?.error)).toMatch(/STARTTLS/);
+    expect(String((await waitForNotification(events(), outboxId, "notification.attempt.failed")).payload?.error)).toMatch(/STARTTLS/);
     expect(target.logins).toEqual([]);
     expect(target.received).toEqual([]);
   });

@@ -1,7 +1,10 @@
+import type { Client } from "@connectrpc/connect";
 import Database from "better-sqlite3";
 import { join } from "node:path";
+import type { Event, EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { openOutboxMessage } from "../../src/notify/outbox.js";
 import type { RenderedMail } from "../../src/notify/templates.js";
+import { eventually } from "./eventually.js";
 import type { TestServer } from "./server.js";
 
 export interface QueuedMail extends RenderedMail {
@@ -47,11 +50,27 @@ export function outboxRowsTo(dataDir: string, recipient: string): OutboxState[] 
  * `pending`, no delivery pass picks it up again, so counts of delivered mail taken after are final.
  */
 export async function waitForOutbox(dataDir: string, recipient: string, done: (row: OutboxState) => boolean = (row) => row.status !== "pending", timeoutMs = 10_000): Promise<OutboxState> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const row = outboxRowsTo(dataDir, recipient).at(-1);
-    if (row && done(row)) return row;
-    if (Date.now() > deadline) throw new Error(`outbox row for ${recipient} not as expected after ${timeoutMs} ms: ${JSON.stringify(row)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return eventually(
+    () => {
+      const row = outboxRowsTo(dataDir, recipient).at(-1);
+      return row && done(row) ? row : undefined;
+    },
+    { what: `the outbox row for ${recipient} to be as expected`, timeoutMs },
+  );
+}
+
+type EventClient = Client<typeof EventService>;
+
+/**
+ * Waits (with a deadline) for the notification event of type `type` about the outbox row `outboxId`
+ * that also satisfies `match` (e.g. a given attempt number), read through EventService.
+ */
+export function waitForNotification(events: EventClient, outboxId: string, type: string, match: (event: Event) => boolean = () => true, timeoutMs = 15_000): Promise<Event> {
+  return eventually(
+    async () => {
+      const { events: trail } = await events.listEvents({ aggregateType: "notification", aggregateId: outboxId, pageSize: 1000 });
+      return trail.find((event) => event.eventType === type && match(event));
+    },
+    { what: `a ${type} event for outbox row ${outboxId}`, timeoutMs },
+  );
 }

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SMTPServer } from "smtp-server";
+import { eventually } from "./eventually.js";
 
 /** A test certificate authority and a server certificate for localhost / 127.0.0.1 signed by it. */
 export function makeTestCa(): { caFile: string; key: Buffer; cert: Buffer } {
@@ -107,15 +108,7 @@ export async function startSmtpServer(options: SmtpServerOptions): Promise<TestS
     port,
     received,
     logins,
-    async waitFor(match, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const found = received.find(match);
-        if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no matching mail within ${timeoutMs} ms (received ${received.length})`);
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-    },
+    waitFor: (match, timeoutMs = 10_000) => eventually(() => received.find(match), { what: "a matching mail at the test relay", timeoutMs }),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
