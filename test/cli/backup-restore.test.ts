@@ -7,6 +7,7 @@ import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { dataFiles } from "../../src/config.js";
 import { Clients } from "../support/clients.js";
 import { expectOneLineFailure, freshDir, killStartedCommands, runGatehouse, serveGatehouse, stopGatehouse } from "../support/command.js";
+import { eventually } from "../support/eventually.js";
 import { makeTestCa, startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
 
 const root = freshDir("backup");
@@ -23,15 +24,6 @@ afterAll(async () => {
 
 const SMTP_USER = "relay-user";
 const SMTP_PASSWORD = "relay-password-sealed-at-rest";
-
-/** Waits for a condition with a deadline (no fixed sleeps). */
-async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 /** CreateMachineUser in a loop over Connect JSON; `acknowledged` holds the id of every answered call. */
 function startWriteLoop(users: Client<typeof UserService>) {
@@ -76,7 +68,7 @@ describe("gatehouse backup while serving under write load, then restore and serv
       .createSmtpConfig({ senderAddress: "gatehouse@example.com", senderName: "Gatehouse", tls: true, host: `127.0.0.1:${relay.port}`, user: SMTP_USER, password: SMTP_PASSWORD });
 
     const load = startWriteLoop(sourceClients.client(UserService, "connect-json-http1", { token: adminToken }));
-    await until(() => load.acknowledged.length >= 50 || load.errors.length > 0, "the write loop to get going");
+    await eventually(() => load.acknowledged.length >= 50 || load.errors.length > 0, { what: "the write loop to get going", timeoutMs: 15_000 });
     const acknowledgedBeforeBackup = [...load.acknowledged];
     const backup = await runGatehouse(["backup", "--to", backupFile, "--data-dir", sourceDir]);
     const acknowledgedWhileBackingUp = load.acknowledged.length - acknowledgedBeforeBackup.length;

@@ -8,6 +8,7 @@ import { HealthCheckResponse_ServingStatus as ServingStatus, Health } from "../.
 import { dataFiles } from "../../src/config.js";
 import { Clients } from "../support/clients.js";
 import { freshDir, killStartedCommands, type RunningCommand, spawnProgram } from "../support/command.js";
+import { eventually } from "../support/eventually.js";
 
 // Exactly what an operator (or systemd, a container runtime, a process manager) runs and signals:
 // `npm start`, and the signal goes to npm's pid only, not to a process group.
@@ -54,13 +55,9 @@ function connectionRefused(port: number): Promise<string | undefined> {
   });
 }
 
-async function refusedSoon(port: number, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await connectionRefused(port)) !== "ECONNREFUSED") {
-    if (Date.now() > deadline) throw new Error(`port ${port} still accepts connections ${timeoutMs} ms after the stop began`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+/** Polls until a connection to `port` is refused (the listener is closed). */
+const refusedSoon = (port: number) =>
+  eventually(async () => (await connectionRefused(port)) === "ECONNREFUSED", { what: `port ${port} to refuse connections after the stop began`, timeoutMs: 5_000 });
 
 interface Started {
   npm: RunningCommand;

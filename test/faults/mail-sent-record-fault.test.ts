@@ -1,10 +1,9 @@
-import Database from "better-sqlite3";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import type { Commit, Store } from "../../src/store/store.js";
+import { waitForOutbox } from "../support/outbox.js";
 import { TestClock, useTestServer } from "../support/server.js";
 import { startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
 
@@ -55,26 +54,6 @@ afterAll(async () => {
   await relay.close();
 });
 
-const outboxStatus = (id: string) => {
-  const handle = new Database(join(t.server.dataDir, "gatehouse.db"), { readonly: true });
-  try {
-    return handle.prepare("select status, attempts from outbox where id = ?").get(id) as { status: string; attempts: number } | undefined;
-  } finally {
-    handle.close();
-  }
-};
-
-/** Polls (with a deadline) until the outbox row leaves `pending`: from then on no pass picks it up, so counts are final. */
-async function settled(id: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const row = outboxStatus(id);
-    if (row && row.status !== "pending") return row;
-    if (Date.now() > deadline) throw new Error(`outbox ${id} still pending after ${timeoutMs} ms (${JSON.stringify(row)})`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe("a mail whose `sent` record fails after the relay accepted it", () => {
   it("is delivered once, recorded sent once, and never counted as a failed attempt", async () => {
     const email = "accepted-once@example.com";
@@ -84,10 +63,11 @@ describe("a mail whose `sent` record fails after the relay accepted it", () => {
     const queued = (await events.listEvents({ aggregateId: userId })).events.find((e) => e.eventType === "user.notification.queued");
     const outboxId = String(queued?.payload?.outboxId);
 
-    const row = await settled(outboxId);
+    // Once the row left `pending` no pass picks it up again, so the counts below are final.
+    const row = await waitForOutbox(t.server.dataDir, email);
     expect(failedSentRecords).toEqual([outboxId]);
     expect(relay.received.filter((mail) => mail.to.includes(email))).toHaveLength(1);
-    expect(row).toEqual({ status: "sent", attempts: 1 });
+    expect(row).toEqual({ id: outboxId, status: "sent", attempts: 1 });
     const recorded = (await events.listEvents({ aggregateId: outboxId, pageSize: 100 })).events.map((e) => e.eventType);
     expect(recorded).toEqual(["notification.sent"]);
   });

@@ -5,17 +5,9 @@ import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health
 import { ServerReflection } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { Clients } from "../support/clients.js";
 import { failure } from "../support/errors.js";
+import { eventually } from "../support/eventually.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 import { connectH2, h2Request } from "../fuzz/wire.js";
-
-/** Resolves when `check` passes, or fails after `timeoutMs`. */
-async function eventually(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 describe("caps: HTTP/2 streams per connection, streaming calls server-wide", () => {
   let server: TestServer;
@@ -60,17 +52,19 @@ describe("caps: HTTP/2 streams per connection, streaming calls server-wide", () 
     expect((await health.check({ service: "" })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
 
     watchers[0]?.abort();
-    await eventually(async () => {
-      const controller = new AbortController();
-      try {
-        for await (const update of health.watch({ service: "" }, { signal: controller.signal })) return update.status === HealthCheckResponse_ServingStatus.SERVING;
-        return false;
-      } catch {
-        return false;
-      } finally {
-        controller.abort();
-      }
-    });
+    // The released slot is free again once the server saw the abort (a refused try in between is thrown away).
+    await eventually(
+      async () => {
+        const controller = new AbortController();
+        try {
+          for await (const update of health.watch({ service: "" }, { signal: controller.signal })) return update.status === HealthCheckResponse_ServingStatus.SERVING;
+          return false;
+        } finally {
+          controller.abort();
+        }
+      },
+      { what: "a streaming slot to come free after one watcher left", timeoutMs: 5_000 },
+    );
     for (const controller of watchers) controller.abort();
   });
 });
