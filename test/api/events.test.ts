@@ -59,11 +59,20 @@ describe("the event log", () => {
   });
 
   it("pages with opaque tokens and rejects forged ones", async () => {
-    const events = t.clients.client(EventService, "connect-json-http1", { token: t.server.adminToken });
-    const first = await events.listEvents({ pageSize: 2 });
-    expect(first.events).toHaveLength(2);
-    const second = await events.listEvents({ pageSize: 2, pageToken: first.details!.nextPageToken });
-    expect(second.events[0]!.sequence).toBeGreaterThan(first.events[1]!.sequence);
+    const admin = { token: t.server.adminToken };
+    const events = t.clients.client(EventService, "connect-json-http1", admin);
+    // Its own aggregate with three events (created, two tokens), not whatever earlier tests wrote.
+    const users = t.clients.client(UserService, "connect-json-http1", admin);
+    const { userId } = await users.createMachineUser({ userName: "paged-events", name: "Paged" });
+    for (let i = 0; i < 2; i++) await users.addPersonalAccessToken({ userId });
+    const all = (await events.listEvents({ aggregateId: userId })).events.map((e) => e.sequence);
+    expect(all).toHaveLength(3);
+    const first = await events.listEvents({ aggregateId: userId, pageSize: 2 });
+    expect(first.events.map((e) => e.sequence)).toEqual(all.slice(0, 2));
+    expect(first.details?.nextPageToken).not.toMatch(/^$|^\d+$/);
+    const second = await events.listEvents({ aggregateId: userId, pageSize: 2, pageToken: first.details!.nextPageToken });
+    expect(second.events.map((e) => e.sequence)).toEqual(all.slice(2));
+    expect(second.details?.nextPageToken).toBe("");
     const error = await failure(events.listEvents({ pageToken: "forged" }));
     expect(error).toMatchObject({ code: Code.InvalidArgument, reason: "page_token.invalid", fields: ["page_token"] });
   });

@@ -60,7 +60,8 @@ describe("SMTP configuration", () => {
       ["connect", true], ["ehlo", true], ["tls", true], ["auth", true], ["mail_from", true], ["rcpt_to", true], ["data", true],
     ]);
     expect(result.tlsVersion).toMatch(/^TLSv1\.[23]$/);
-    await relay.waitFor((m) => m.to.includes("probe@example.com"));
+    // The probe really went through: over TLS, logged in as the saved user.
+    expect(await relay.waitFor((m) => m.to.includes("probe@example.com"))).toMatchObject({ secure: true, user: "mailer" });
   });
 
   it("tests an unsaved configuration only with its own password, and reports a failed AUTH", async () => {
