@@ -26,6 +26,7 @@ export async function selectOrganization(deps: Deps, caller: Caller): Promise<Or
 
 /** Instance roles reach into every organization, also an inactive one (to read it and reactivate it). */
 function hasInstanceRole(principal: Principal): boolean {
+  // Stryker disable next-line EqualityOperator,ConditionalExpression: an instance membership always holds a role (AddInstanceMember requires one; removing the last removes the membership)
   return principal.memberships.some((membership) => membership.level === "instance" && membership.roles.length > 0);
 }
 
