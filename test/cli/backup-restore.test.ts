@@ -135,7 +135,11 @@ describe("gatehouse backup while serving under write load, then restore and serv
   });
 
   it("refuses what would lose or leak data: a non-empty target, a wrong master key, overwriting a backup file", async () => {
-    expect(existsSync(backupFile)).toBe(true);
+    // Its own bootstrapped data dir and backup, whatever the test above did.
+    const sourceDir = join(root, "refusals-source");
+    const backupFile = join(root, "refusals-backup.db");
+    await stopGatehouse(await serveGatehouse(sourceDir));
+    expect((await runGatehouse(["backup", "--to", backupFile, "--data-dir", sourceDir])).code).toBe(0);
     const masterKey = dataFiles({ dataDir: sourceDir }).masterKey;
     const otherKey = join(root, "other.key");
     writeFileSync(otherKey, `${Buffer.alloc(32, 7).toString("base64")}\n`);
