@@ -8,6 +8,7 @@ import { dataFiles } from "../../src/config.js";
 import { Clients } from "../support/clients.js";
 import { expectOneLineFailure, freshDir, killStartedCommands, runGatehouse, serveGatehouse, stopGatehouse } from "../support/command.js";
 import { eventually } from "../support/eventually.js";
+import { startTestServer } from "../support/server.js";
 import { makeTestCa, startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
 
 const root = freshDir("backup");
@@ -138,7 +139,7 @@ describe("gatehouse backup while serving under write load, then restore and serv
     // Its own bootstrapped data dir and backup, whatever the test above did.
     const sourceDir = join(root, "refusals-source");
     const backupFile = join(root, "refusals-backup.db");
-    await stopGatehouse(await serveGatehouse(sourceDir));
+    await (await startTestServer({ dataDir: sourceDir })).stop();
     expect((await runGatehouse(["backup", "--to", backupFile, "--data-dir", sourceDir])).code).toBe(0);
     const masterKey = dataFiles({ dataDir: sourceDir }).masterKey;
     const otherKey = join(root, "other.key");
