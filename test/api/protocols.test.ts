@@ -78,9 +78,24 @@ describe("plain HTTP/1.1 JSON, as curl sends it, on the port that serves gRPC", 
   });
 
   it("serves Prometheus metrics with calls by procedure and code", async () => {
-    const text = await (await fetch(`${t.server.url}/metrics`)).text();
-    expect(text).toMatch(/gatehouse_rpc_calls_total\{procedure="\/gatehouse.admin.v1.InstanceService\/GetInstance",code="ok"\} \d+/);
-    expect(text).toContain("gatehouse_rpc_duration_seconds_bucket");
+    const getInstance = (token?: string) =>
+      fetch(`${t.server.url}/gatehouse.admin.v1.InstanceService/GetInstance`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: "{}",
+      });
+    const calls = async (code: string) => {
+      const text = await (await fetch(`${t.server.url}/metrics`)).text();
+      const line = new RegExp(`^gatehouse_rpc_calls_total\\{procedure="/gatehouse\\.admin\\.v1\\.InstanceService/GetInstance",code="${code}"\\} (\\d+)$`, "m");
+      return { count: Number(line.exec(text)?.[1] ?? 0), text };
+    };
+    const [okBefore, deniedBefore] = [await calls("ok"), await calls("unauthenticated")];
+    // This test's own calls: one answered, one refused.
+    expect((await getInstance(t.server.adminToken)).status).toBe(200);
+    expect((await getInstance()).status).toBe(401);
+    const [okAfter, deniedAfter] = [await calls("ok"), await calls("unauthenticated")];
+    expect([okAfter.count - okBefore.count, deniedAfter.count - deniedBefore.count]).toEqual([1, 1]);
+    expect(okAfter.text).toContain("gatehouse_rpc_duration_seconds_bucket");
   });
 
   it("answers an unknown path with 404", async () => {
