@@ -8,6 +8,7 @@ import { PROTOCOLS, type Protocol } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
 import { buildWorld, type World } from "../support/world.js";
+import { lastSequence } from "../support/event-log.js";
 
 /** DeactivateApplication, ReactivateApplication, RemoveApplication, RegenerateClientSecret (issue 16). */
 const t = useTestServer();
@@ -43,14 +44,13 @@ async function appendedSince(sequence: bigint) {
   return (await events().listEvents({ fromSequence: sequence + 1n, pageSize: 1000 })).events.filter((event) => event.actor !== "system");
 }
 
-const lastSequence = async () => (await events().listEvents({ pageSize: 1000 })).events.at(-1)!.sequence;
 
 describe.each(PROTOCOLS)("over %s", (protocol) => {
   it("deactivates and reactivates: the app stays readable with its state and settings, each change an event", async () => {
     const app = await confidentialApp();
     const before = (await apps(protocol).getApplication({ projectId: w.p1, appId: app.appId })).app!;
     expect(before.state).toBe(ApplicationState.ACTIVE);
-    const since = await lastSequence();
+    const since = await lastSequence(events());
 
     const deactivated = await apps(protocol).deactivateApplication({ projectId: w.p1, appId: app.appId });
     expect(deactivated.details?.resourceOwner).toBe(w.orgA);
@@ -74,7 +74,7 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
     const ids = { projectId: w.p1, appId: app.appId };
     expect(await failure(apps(protocol).reactivateApplication(ids))).toMatchObject({ code: Code.FailedPrecondition, reason: "application.not_inactive" });
     await apps(protocol).deactivateApplication(ids);
-    const since = await lastSequence();
+    const since = await lastSequence(events());
     expect(await failure(apps(protocol).deactivateApplication(ids))).toMatchObject({ code: Code.FailedPrecondition, reason: "application.already_inactive" });
     expect(await appendedSince(since)).toEqual([]);
   });
@@ -83,7 +83,7 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
     const app = await confidentialApp();
     const ids = { projectId: w.p1, appId: app.appId };
     await apps(protocol).deactivateApplication(ids);
-    const since = await lastSequence();
+    const since = await lastSequence(events());
     const { details } = await apps(protocol).removeApplication(ids);
     expect(details?.resourceOwner).toBe(w.orgA);
     expect(rawApp(app.appId)).toBeUndefined();
@@ -101,7 +101,7 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
 
   it("regenerates a client secret: returned once, stored hashed, the old one replaced at once, never in the event", async () => {
     const app = await confidentialApp();
-    const since = await lastSequence();
+    const since = await lastSequence(events());
     const { clientSecret, details } = await apps(protocol).regenerateClientSecret({ projectId: w.p1, appId: app.appId });
     expect(clientSecret).toMatch(/^[\w-]{43}$/);
     expect(clientSecret).not.toBe(app.clientSecret);

@@ -8,6 +8,7 @@ import { PROTOCOLS, type Protocol } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
 import { buildWorld, createActor, type World } from "../support/world.js";
+import { lastSequence } from "../support/event-log.js";
 
 /** RemoveIdentityProvider (issue 16): users' links go with the IDP, in one transaction, each an event. */
 const t = useTestServer();
@@ -17,7 +18,6 @@ let n = 0;
 const as = <S extends Parameters<typeof t.clients.client>[0]>(service: S, orgId: string, protocol: Protocol = "connect-json-http1", token = t.server.adminToken) =>
   t.clients.client(service, protocol, { token, orgId });
 const events = () => t.clients.client(EventService, "connect-json-http1", { token: t.server.adminToken });
-const lastSequence = async () => (await events().listEvents({ pageSize: 1000 })).events.at(-1)!.sequence;
 const appendedSince = async (sequence: bigint) =>
   (await events().listEvents({ fromSequence: sequence + 1n, pageSize: 1000 })).events.filter((event) => event.actor !== "system");
 
@@ -67,7 +67,7 @@ describe.each(PROTOCOLS)("RemoveIdentityProvider over %s", (protocol) => {
     const users = [await linkedUser(w.orgA, idp.idpId), await linkedUser(w.orgA, idp.idpId)];
     expect(rawReferences(idp.idpId)).toEqual({ providers: 1, links: 2 });
     expect(await linksOf(users[0]!, protocol)).toEqual([idp.idpId]);
-    const since = await lastSequence();
+    const since = await lastSequence(events());
 
     const { details } = await as(IdentityProviderService, w.orgA, protocol).removeIdentityProvider({ idpId: idp.idpId });
     expect(details?.resourceOwner).toBe(w.orgA);
@@ -110,7 +110,7 @@ describe("instance-level identity providers", () => {
     });
     expect(rawReferences(idp.idpId)).toEqual({ providers: 1, links: 2 });
 
-    const since = await lastSequence();
+    const since = await lastSequence(events());
     const { details } = await as(IdentityProviderService, w.orgB, "grpc-web-http1").removeIdentityProvider({ idpId: idp.idpId });
     expect(rawReferences(idp.idpId)).toEqual({ providers: 0, links: 0 });
     // Each link's event belongs to its user's organization; the IDP's to the instance.

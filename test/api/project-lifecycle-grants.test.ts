@@ -8,6 +8,7 @@ import { PROTOCOLS, type Protocol } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
 import { buildWorld, type World } from "../support/world.js";
+import { lastSequence } from "../support/event-log.js";
 
 /**
  * ListProjectRoles, RemoveProjectRole, ListProjectMembers, RemoveProjectMember, ListProjectGrants,
@@ -19,7 +20,6 @@ let n = 0;
 
 const projects = (protocol: Protocol = "connect-json-http1", token = t.server.adminToken) => t.clients.client(ProjectService, protocol, { token, orgId: w.orgA });
 const events = () => t.clients.client(EventService, "connect-json-http1", { token: t.server.adminToken });
-const lastSequence = async () => (await events().listEvents({ pageSize: 1000 })).events.at(-1)!.sequence;
 async function appendedSince(sequence: bigint) {
   return (await events().listEvents({ fromSequence: sequence + 1n, pageSize: 1000 })).events.filter((event) => event.actor !== "system");
 }
@@ -89,7 +89,7 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
     const g2 = (await projects(protocol).createProjectGrant({ projectId, grantedOrganizationId: w.orgC, roleKeys: ["writer"] })).grantId;
     const owner = await machineUser();
     await projects(protocol).addProjectMember({ projectId, userId: owner, roles: ["PROJECT_OWNER"] });
-    const since = await lastSequence();
+    const since = await lastSequence(events());
 
     const { details } = await projects(protocol).removeProjectRole({ projectId, roleKey: "reader" });
     expect((await appendedSince(since)).map((e) => [e.eventType, e.aggregateId])).toEqual([
@@ -117,7 +117,7 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
     const projectId = await freshProject(protocol);
     const userId = await machineUser();
     await projects(protocol).addProjectMember({ projectId, userId, roles: ["PROJECT_OWNER_VIEWER"] });
-    const since = await lastSequence();
+    const since = await lastSequence(events());
     const { details } = await projects(protocol).removeProjectMember({ projectId, userId });
     expect((await appendedSince(since)).map((e) => [e.eventType, e.sequence])).toEqual([["project.member.removed", details!.sequence]]);
     expect((await projects(protocol).listProjectMembers({ projectId })).details?.totalResult).toBe(0n);
@@ -135,7 +135,7 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
     const bad = await failure(projects(protocol).updateProjectGrant({ projectId, grantId, roleKeys: ["writer", "ghost", "reader", "PROJECT_GRANT_OWNER"] }));
     expect(bad).toMatchObject({ code: Code.InvalidArgument, reason: "project.role.not_found", fields: ["role_keys[1]", "role_keys[3]"] });
 
-    const since = await lastSequence();
+    const since = await lastSequence(events());
     const updated = await projects(protocol).updateProjectGrant({ projectId, grantId, roleKeys: ["writer", "PROJECT_OWNER"] });
     const again = await projects(protocol).updateProjectGrant({ projectId, grantId, roleKeys: ["PROJECT_OWNER", "writer"] });
     expect(again.details?.sequence).toBe(updated.details?.sequence);
@@ -151,7 +151,7 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
     const { grantId } = await projects(protocol).createProjectGrant({ projectId, grantedOrganizationId: w.orgB, roleKeys: ["reader"] });
     const members = [await machineUser(), await machineUser()];
     for (const userId of members) await projects(protocol).addProjectGrantMember({ projectId, grantId, userId, roles: ["PROJECT_GRANT_OWNER"] });
-    const since = await lastSequence();
+    const since = await lastSequence(events());
 
     const { details } = await projects(protocol).removeProjectGrant({ projectId, grantId });
     const appended = await appendedSince(since);

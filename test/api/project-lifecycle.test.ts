@@ -10,6 +10,7 @@ import { PROTOCOLS, type Protocol } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
 import { buildWorld, type World } from "../support/world.js";
+import { lastSequence } from "../support/event-log.js";
 
 /** ListProjects, UpdateProject, Deactivate/ReactivateProject and RemoveProject with its cascade (issue 16). */
 const t = useTestServer();
@@ -19,7 +20,6 @@ let n = 0;
 const projects = (protocol: Protocol = "connect-json-http1", orgId = w.orgA, token = t.server.adminToken) => t.clients.client(ProjectService, protocol, { token, orgId });
 const apps = (orgId = w.orgA) => t.clients.client(ApplicationService, "connect-json-http1", { token: t.server.adminToken, orgId });
 const events = () => t.clients.client(EventService, "connect-json-http1", { token: t.server.adminToken });
-const lastSequence = async () => (await events().listEvents({ pageSize: 1000 })).events.at(-1)!.sequence;
 async function appendedSince(sequence: bigint) {
   return (await events().listEvents({ fromSequence: sequence + 1n, pageSize: 1000 })).events.filter((event) => event.actor !== "system");
 }
@@ -98,7 +98,7 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
     const { projectId } = await projects(protocol).createProject({ name: `Rename me ${++n}` });
     const taken = `Taken ${++n}`;
     await projects(protocol).createProject({ name: taken });
-    const since = await lastSequence();
+    const since = await lastSequence(events());
     const renamed = await projects(protocol).updateProject({ projectId, name: `Renamed ${n}` });
     expect((await projects(protocol).getProject({ projectId })).project?.name).toBe(`Renamed ${n}`);
     const again = await projects(protocol).updateProject({ projectId, name: `Renamed ${n}` });
@@ -117,7 +117,7 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
     await projects(protocol).addProjectRole({ projectId, roleKey: "viewer", displayName: "Viewer" });
     const { grantId } = await projects(protocol).createProjectGrant({ projectId, grantedOrganizationId: w.orgB, roleKeys: ["viewer"] });
     expect(await failure(projects(protocol).reactivateProject({ projectId }))).toMatchObject({ code: Code.FailedPrecondition, reason: "project.not_inactive" });
-    const since = await lastSequence();
+    const since = await lastSequence(events());
     const deactivated = await projects(protocol).deactivateProject({ projectId });
     expect(await failure(projects(protocol).deactivateProject({ projectId }))).toMatchObject({ code: Code.FailedPrecondition, reason: "project.already_inactive" });
 
@@ -159,7 +159,7 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
     const { appId } = await apps().createOidcApplication({ projectId, name: "Web", redirectUris: ["https://app.example.com/cb"], authMethod: OidcAuthMethod.BASIC });
     // Removal works on an inactive project too.
     await projects(protocol).deactivateProject({ projectId });
-    const since = await lastSequence();
+    const since = await lastSequence(events());
 
     const { details } = await projects(protocol).removeProject({ projectId });
     const appended = await appendedSince(since);

@@ -10,6 +10,7 @@ import { PROTOCOLS, type Protocol } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
 import { buildWorld, createActor, type World } from "../support/world.js";
+import { lastSequence } from "../support/event-log.js";
 
 /** RemoveUser (issue 16): the user and everything that refers to it go, in one transaction, with events. */
 const t = useTestServer();
@@ -87,7 +88,7 @@ describe.each(PROTOCOLS)("RemoveUser over %s", (protocol) => {
   it("appends one event per removed membership and per cancelled mail, then user.removed", async () => {
     const user = await richUser();
     const events = as(EventService, protocol);
-    const last = (await events.listEvents({ pageSize: 1000 })).events.at(-1)!.sequence;
+    const last = await lastSequence(events);
     const { details } = await as(UserService, protocol, w.orgA).removeUser({ userId: user.userId });
     // The delivery worker may append its own (system) events meanwhile.
     const appended = (await events.listEvents({ fromSequence: last + 1n, pageSize: 1000 })).events.filter((event) => event.actor !== "system");
