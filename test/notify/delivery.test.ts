@@ -119,7 +119,7 @@ describe("mail delivery from the outbox", () => {
     await useSmtp({ host: `127.0.0.1:${relay.port}`, tls: true });
     const { email, outboxId } = await createUnverifiedUser();
     const attempt = await waitForNotification(events(), outboxId, "notification.attempt.failed");
-    expect(String(attempt.payload?.error)).toMatch(/STARTTLS|TLS/i);
+    expect(String(attempt.payload?.error)).toMatch(/STARTTLS/);
     expect(relay.received.some((m) => m.to.includes(email))).toBe(false);
     await useSmtp({ host: `127.0.0.1:${relay.port}`, tls: false });
     await relay.waitFor((m) => m.to.includes(email));
@@ -133,7 +133,7 @@ describe("mail delivery from the outbox", () => {
     await smtp().setSmtpPassword({ password: "wrong-password" });
     const { email, outboxId } = await createUnverifiedUser();
     const attempt = await waitForNotification(events(), outboxId, "notification.attempt.failed");
-    expect(String(attempt.payload?.error)).toMatch(/535|Invalid/);
+    expect(String(attempt.payload?.error)).toMatch(/\b535 /);
     await smtp().setSmtpPassword({ password: "relay-pass-123" });
     await relay.waitFor((m) => m.to.includes(email));
   });
