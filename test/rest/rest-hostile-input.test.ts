@@ -86,6 +86,8 @@ describe("REST paths and fallback answers under hostile input", () => {
     const echoed = await send({ method: "GET", path: "/nowhere", headers: { "x-request-id": "trace-123" } });
     expect(echoed.headers["x-request-id"]).toBe("trace-123");
     const replaced = await send({ method: "GET", path: "/nowhere", headers: { "x-request-id": "bad id with spaces" } });
+    // Replaced, not dropped: a fresh id of the server's own (an absent header passed the old check).
+    expect(replaced.headers["x-request-id"]).toMatch(/^\S+$/);
     expect(replaced.headers["x-request-id"]).not.toBe("bad id with spaces");
   });
 });
