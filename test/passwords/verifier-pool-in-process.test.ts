@@ -1,0 +1,108 @@
+import { getEventListeners } from "node:events";
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { VerifierPool } from "../../src/support/password-verify/verifier-pool.js";
+
+// Faults of a verifier thread, injected: the pool starts its threads through node:worker_threads'
+// Worker, which this file replaces by a subclass that runs the next script of `faultyThreads` (a
+// real thread that dies or answers wrongly) and, once those are used up, the real verifier thread.
+
+const faultyThreads = vi.hoisted(() => [] as string[]);
+vi.mock("node:worker_threads", async (importOriginal) => {
+  const real = await importOriginal<typeof import("node:worker_threads")>();
+  class WorkerWithFaults extends real.Worker {
+    constructor(file: string | URL, options?: import("node:worker_threads").WorkerOptions) {
+      const fault = faultyThreads.shift();
+      if (fault === undefined) super(file, options);
+      else super(fault, { eval: true });
+    }
+  }
+  return { ...real, Worker: WorkerWithFaults };
+});
+const { createVerifierPool } = await import("../../src/support/password-verify/verifier-pool.js");
+
+/** Thread scripts: each takes the first job it is given and then misbehaves. */
+const onFirstJob = (body: string) => `require("node:worker_threads").parentPort.once("message", (job) => { ${body} });`;
+const exitsWithCode7 = onFirstJob("process.exit(7);");
+const throwsWithASecretInItsMessage = onFirstJob('throw new TypeError("hunter2 leaked");');
+const answersAnotherJobFirst = onFirstJob(`
+  const { parentPort, threadId } = require("node:worker_threads");
+  parentPort.postMessage({ id: job.id + 1000, threadId, matches: true });
+  parentPort.postMessage({ id: job.id, threadId, matches: false });`);
+
+const fixtures = JSON.parse(readFileSync(new URL("../fixtures/password-hashes/hashes.json", import.meta.url), "utf8")) as {
+  password: string;
+  hashes: { scheme: string; source: string; hash: string }[];
+};
+const md5 = fixtures.hashes.find((f) => f.scheme === "md5-crypt")!.hash;
+
+const pools: VerifierPool[] = [];
+const pool = (options: Parameters<typeof createVerifierPool>[0]) => {
+  const created = createVerifierPool(options);
+  pools.push(created);
+  return created;
+};
+afterEach(async () => {
+  faultyThreads.length = 0;
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+describe("the verifier pool when a thread fails (injected faults)", () => {
+  it("fails the job of a thread that exits, naming the exit code, and runs the waiting job on a fresh thread", async () => {
+    faultyThreads.push(exitsWithCode7);
+    const verifier = pool({ size: 1 });
+    const cutOff = verifier.verify(md5, fixtures.password);
+    const waiting = verifier.verify(md5, fixtures.password);
+    await expect(cutOff).rejects.toThrow("password verifier worker exited (7)");
+    expect((await waiting).matches).toBe(true);
+  });
+
+  it("fails the job of a thread that crashes with the error's name only, never its message", async () => {
+    faultyThreads.push(throwsWithASecretInItsMessage);
+    const verifier = pool({ size: 1 });
+    const error = (await verifier.verify(md5, fixtures.password).catch((e: unknown) => e)) as Error;
+    expect(error.message).toBe("password verifier worker crashed: TypeError");
+    expect(error.message).not.toContain("hunter2");
+    // The crash retired the thread; the next job gets a working one.
+    expect((await verifier.verify(md5, fixtures.password)).matches).toBe(true);
+  });
+
+  it("settles a job only with the reply carrying its own id", async () => {
+    faultyThreads.push(answersAnotherJobFirst);
+    const verifier = pool({ size: 1 });
+    // The stray reply says "matches"; the job's own reply says it does not.
+    expect((await verifier.verify(md5, fixtures.password)).matches).toBe(false);
+  });
+});
+
+describe("the verifier pool and its callers' abort signals", () => {
+  it("stops listening to a caller's signal once the job leaves the queue", async () => {
+    const verifier = pool({ size: 1 });
+    const running = verifier.verify(md5, fixtures.password);
+    const caller = new AbortController();
+    const waiting = verifier.verify(md5, fixtures.password, caller.signal);
+    // Waiting, the job listens: an abort would drop it.
+    expect(getEventListeners(caller.signal, "abort")).toHaveLength(1);
+    await running;
+    expect((await waiting).matches).toBe(true);
+    // Dispatched (then done), it no longer holds on to a signal that may live as long as the caller.
+    expect(getEventListeners(caller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("stops listening to the signals of jobs that close() fails", async () => {
+    const verifier = pool({ size: 1 });
+    const running = verifier.verify(md5, fixtures.password).catch((e: unknown) => e);
+    const caller = new AbortController();
+    const waiting = verifier.verify(md5, fixtures.password, caller.signal).catch((e: unknown) => e);
+    await verifier.close();
+    expect(await waiting).toMatchObject({ name: "VerifierClosedError" });
+    expect(await running).toMatchObject({ name: "VerifierClosedError" });
+    expect(getEventListeners(caller.signal, "abort")).toHaveLength(0);
+  });
+
+  it("refuses at once a job whose caller already gave up, with the caller's reason", async () => {
+    const verifier = pool({ size: 1 });
+    const reason = new Error("caller gone");
+    await expect(verifier.verify(md5, fixtures.password, AbortSignal.abort(reason))).rejects.toBe(reason);
+  });
+});
