@@ -5,6 +5,7 @@ import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { PROTOCOLS } from "../support/clients.js";
 import { failure } from "../support/errors.js";
+import { lastSequence } from "../support/event-log.js";
 import { useTestServer } from "../support/server.js";
 import { makeTestCa, startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
 import { createActor } from "../support/world.js";
@@ -98,13 +99,12 @@ describe("SMTP configuration", () => {
     // This test's own password writes and AUTH exchange, so every check below reads what they left.
     const logStart = t.server.logs.lines.length;
     const events = t.clients.client(EventService, "connect-json-http1", { token: t.server.adminToken });
-    const { events: before } = await events.listEvents({ aggregateType: "smtp", pageSize: 1000 });
+    const since = await lastSequence(events);
     await smtp().setSmtpPassword({ password: SECRET });
     await smtp().updateSmtpConfig({ ...base(), senderName: "Gatehouse Secret Check" });
     const tested = await smtp().testSmtpConfig({ receiverAddress: "probe2@example.com" });
     expect(tested.steps.find((step) => step.step === "auth")?.ok).toBe(true);
-    const { events: after } = await events.listEvents({ aggregateType: "smtp", pageSize: 1000 });
-    const written = after.slice(before.length);
+    const { events: written } = await events.listEvents({ aggregateType: "smtp", fromSequence: since + 1n });
     expect(written.map((e) => e.eventType)).toEqual(["smtp.password.set", "smtp.changed"]);
     expect(text(written)).not.toContain(SECRET);
     expect(text(await smtp().getSmtpConfig({}))).not.toContain(SECRET);
