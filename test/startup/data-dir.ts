@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
@@ -41,13 +41,15 @@ export interface BootstrappedDataDir {
 /**
  * A data dir as a first `serve` leaves it, made by the same start-up steps (master key, probe,
  * bootstrap with admin.pat), without a listener: nothing else touches it while a test damages it.
+ * `probe: false` leaves out the master-key probe, as in a database from before probes existed.
  */
-export async function bootstrappedDataDir(dataDir: string, clock = new TestClock()): Promise<BootstrappedDataDir> {
+export async function bootstrappedDataDir(dataDir: string, options: { probe?: boolean; clock?: TestClock } = {}): Promise<BootstrappedDataDir> {
+  const { probe = true, clock = new TestClock() } = options;
   const files = dataFiles({ dataDir });
   const masterKey = loadMasterKey(files.masterKey, files.database);
   const store = openStore(dataDir);
   try {
-    await checkMasterKey(store, masterKey, files.masterKey);
+    if (probe) await checkMasterKey(store, masterKey, files.masterKey);
     const deps: Deps = { store, clock, ids: createIdGenerator(), masterKey, externalUrl: "http://127.0.0.1:8080" };
     await ensureBootstrapped(deps, files.adminToken, createLogger("silent"));
   } finally {
@@ -58,3 +60,14 @@ export async function bootstrappedDataDir(dataDir: string, clock = new TestClock
 
 /** The mode bits of a file (0o600 …). */
 export const modeOf = (stat: { mode: number }) => stat.mode & 0o777;
+
+/** Overwrites two pages in the middle of a database file with 0xff, as a failing disk would. */
+export function damagePages(database: string): void {
+  const size = statSync(database).size;
+  const fd = openSync(database, "r+");
+  try {
+    writeSync(fd, Buffer.alloc(8192, 0xff), 0, 8192, Math.floor(size / 2 / 4096) * 4096);
+  } finally {
+    closeSync(fd);
+  }
+}

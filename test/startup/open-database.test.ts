@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { dataFiles } from "../../src/config.js";
@@ -9,7 +9,7 @@ import { StartupError } from "../../src/startup/startup-error.js";
 import { createSqliteStore } from "../../src/store/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { repoRoot } from "../support/command.js";
-import { bootstrappedDataDir, openStore, useTempRoot } from "./data-dir.js";
+import { bootstrappedDataDir, damagePages, openStore, useTempRoot } from "./data-dir.js";
 
 // openDatabase turns what SQLite (or the file system) says about the database file into ONE line naming
 // the file and what to do; these are the lines `gatehouse serve` prints (test/cli/data-dir-safety.test.ts).
@@ -82,10 +82,7 @@ describe("openDatabase on a file it cannot use", () => {
 
   it("a real database with damaged pages: corrupted (SQLITE_CORRUPT), found by reading every page before any migration runs", async () => {
     const { database } = (await bootstrappedDataDir(newDataDir())).files;
-    const size = statSync(database).size;
-    const fd = openSync(database, "r+");
-    writeSync(fd, Buffer.alloc(8192, 0xff), 0, 8192, Math.floor(size / 2 / 4096) * 4096);
-    closeSync(fd);
+    damagePages(database);
     const opener = countingOpener(database);
     const error = startupError(() => openDatabase(opener.open, database));
     expect(error.message).toBe(`database ${database} is not a database or is corrupted (SQLITE_CORRUPT): restore it from a backup (gatehouse restore)`);
