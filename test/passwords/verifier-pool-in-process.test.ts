@@ -1,25 +1,34 @@
 import { getEventListeners } from "node:events";
 import { readFileSync } from "node:fs";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { VerifierPool } from "../../src/support/password-verify/verifier-pool.js";
 
 // Faults of a verifier thread, injected: the pool starts its threads through node:worker_threads'
 // Worker, which this file replaces by a subclass that runs the next script of `faultyThreads` (a
 // real thread that dies or answers wrongly) and, once those are used up, the real verifier thread.
+// The mutation suite shares one module graph between test files (isolate: false), so the pool is
+// loaded as a copy of its own (the query string) and the replacement is undone after this file.
 
-const faultyThreads = vi.hoisted(() => [] as string[]);
-vi.mock("node:worker_threads", async (importOriginal) => {
-  const real = await importOriginal<typeof import("node:worker_threads")>();
-  class WorkerWithFaults extends real.Worker {
-    constructor(file: string | URL, options?: import("node:worker_threads").WorkerOptions) {
-      const fault = faultyThreads.shift();
-      if (fault === undefined) super(file, options);
-      else super(fault, { eval: true });
+const faultyThreads: string[] = [];
+let createVerifierPool: typeof import("../../src/support/password-verify/verifier-pool.js").createVerifierPool;
+beforeAll(async () => {
+  vi.doMock("node:worker_threads", async (importOriginal) => {
+    const real = await importOriginal<typeof import("node:worker_threads")>();
+    class WorkerWithFaults extends real.Worker {
+      constructor(file: string | URL, options?: import("node:worker_threads").WorkerOptions) {
+        const fault = faultyThreads.shift();
+        if (fault === undefined) super(file, options);
+        else super(fault, { eval: true });
+      }
     }
-  }
-  return { ...real, Worker: WorkerWithFaults };
+    return { ...real, Worker: WorkerWithFaults };
+  });
+  const ownCopy = "../../src/support/password-verify/verifier-pool.js?with-injected-faults";
+  ({ createVerifierPool } = (await import(/* @vite-ignore */ ownCopy)) as typeof import("../../src/support/password-verify/verifier-pool.js"));
 });
-const { createVerifierPool } = await import("../../src/support/password-verify/verifier-pool.js");
+afterAll(() => {
+  vi.doUnmock("node:worker_threads");
+});
 
 /** Thread scripts: each takes the first job it is given and then misbehaves. */
 const onFirstJob = (body: string) => `require("node:worker_threads").parentPort.once("message", (job) => { ${body} });`;
@@ -37,7 +46,7 @@ const fixtures = JSON.parse(readFileSync(new URL("../fixtures/password-hashes/ha
 const md5 = fixtures.hashes.find((f) => f.scheme === "md5-crypt")!.hash;
 
 const pools: VerifierPool[] = [];
-const pool = (options: Parameters<typeof createVerifierPool>[0]) => {
+const pool = (options: { size?: number; maxQueued?: number }) => {
   const created = createVerifierPool(options);
   pools.push(created);
   return created;

@@ -20,11 +20,15 @@ afterEach(() => {
   vi.doUnmock("node:worker_threads");
 });
 
-/** Loads a fresh copy of the worker module with `parentPort` as node:worker_threads gives it. */
+let copies = 0;
+/**
+ * Loads a fresh copy of the worker module (the query string makes it a module of its own, also where
+ * test files share one module graph) with `parentPort` as node:worker_threads gives it.
+ */
 async function loadWorker(parentPort: MessagePort | null): Promise<void> {
-  vi.resetModules();
   vi.doMock("node:worker_threads", async (importOriginal) => ({ ...(await importOriginal<typeof import("node:worker_threads")>()), parentPort }));
-  await import("../../src/support/password-verify/verify-worker.js");
+  const copy = `../../src/support/password-verify/verify-worker.js?copy=${++copies}`;
+  await import(/* @vite-ignore */ copy);
 }
 
 /** A worker listening on one end of a channel; `ask` sends a job from the other end and awaits the reply. */

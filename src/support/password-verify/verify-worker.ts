@@ -17,7 +17,9 @@ parentPort?.on("message", (job: VerifyJob) => {
     reply = { id: job.id, threadId, matches: checkImportedHash(job.encoded, job.password) };
   } catch (error) {
     // The name only: a message could one day quote input, and the password must never leave here.
+    // Stryker disable next-line StringLiteral: unreachable, checkImportedHash throws only Error objects (DomainError, or TypeError/RangeError from node:crypto)
     reply = { id: job.id, threadId, failed: error instanceof Error ? error.name : "unknown" };
   }
+  // Stryker disable next-line OptionalChaining: this handler is registered only on a parentPort that exists
   parentPort?.postMessage(reply);
 });
