@@ -142,6 +142,7 @@ export function parseImportedHash(value: string): ImportedHash {
   try {
     return parser(value);
   } catch (error) {
+    // Stryker disable next-line ConditionalExpression: the parsers throw nothing but Malformed, so no other error reaches this guard
     if (!(error instanceof Malformed)) throw error;
     throw invalidArgument("hashed_password.malformed", `malformed password hash: ${error.message}`, [
       { field: FIELD, description: error.message, rule: "hashed_password.malformed" },

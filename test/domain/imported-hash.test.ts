@@ -108,6 +108,7 @@ describe("imported hashes: the whole string is the hash", () => {
     expect(malformed(scrypt.replace("r=8", "r=0"))).toMatch(/^scrypt: r\b/);
     expect(malformed(scrypt.replace("r=8", "r=33").replace("ln=10", "ln=1"))).toMatch(/^scrypt: r\b/);
     expect(malformed(scrypt.replace("p=1", "p=0"))).toMatch(/^scrypt: p\b/);
+    expect(malformed(scrypt.replace("ln=10", "ln=19"))).toMatch(/^scrypt: memory\b/);
     expect(malformed(pbkdf2.replace("$2000$", "$999$"))).toMatch(/^pbkdf2: rounds\b/);
     expect(malformed(sha512Crypt.replace("rounds=1000", "rounds=999"))).toMatch(/^sha-crypt: rounds\b/);
   });
@@ -130,8 +131,8 @@ describe("imported hashes: salts and digests are canonical base64 of a sane leng
   it("scrypt's checksum is exactly 32 bytes and its salt at least 4", () => {
     const scryptWith = (salt: string, hash: string) => `$scrypt$ln=10,r=8,p=1$${salt}$${hash}`;
     expect(() => parseImportedHash(scryptWith(b64(4), b64(32)))).not.toThrow();
-    expect(malformed(scryptWith(b64(3), b64(32)))).toMatch(/salt must be 4\b/);
-    for (const length of [31, 33]) expect(malformed(scryptWith(b64(4), b64(length)))).toMatch(/hash must be 32 to 32 bytes/);
+    expect(malformed(scryptWith(b64(3), b64(32)))).toMatch(/^scrypt: salt must be 4\b/);
+    for (const length of [31, 33]) expect(malformed(scryptWith(b64(4), b64(length)))).toMatch(/^scrypt: hash must be 32 to 32 bytes/);
   });
 
   it("a pbkdf2 digest has its algorithm's length, whatever the other algorithms' lengths", () => {
