@@ -125,6 +125,8 @@ describe("describeSettings and dataFiles", () => {
       expect(text).toContain(`${env} (default ${fallback})`);
     }
     expect(text).toContain("GATEHOUSE_DATA_DIR (default ./data)");
+    // Two lines per setting, the help and the variable aligned in one column for `serve --help`.
+    expect(text.split("\n").slice(0, 2)).toEqual([`${"  --port <value>".padEnd(42)}TCP port to listen on (0: any free port)`, `${" ".repeat(42)}GATEHOUSE_PORT (default 8080)`]);
     // No default shown where there is none (or it is empty).
     expect(text).toMatch(/GATEHOUSE_TLS_CERT$/m);
     expect(text).toMatch(/GATEHOUSE_CORS_ORIGINS$/m);
