@@ -32,6 +32,9 @@ export function openDatabase(open: () => Store, databasePath: string): Store {
     if (code === "SQLITE_NOTADB" || code === "SQLITE_CORRUPT") {
       throw new StartupError(`database ${databasePath} is not a database or is corrupted (${code}): restore it from a backup (gatehouse restore)`, { cause: error });
     }
+    if (code === "GATEHOUSE_SCHEMA_NEWER") {
+      throw new StartupError(`database ${databasePath} was migrated by a newer Gatehouse version (${reason}): run that version or restore a backup`, { cause: error });
+    }
     if (code === "SQLITE_CANTOPEN" || code === "SQLITE_READONLY" || code === "EACCES" || code === "EPERM") {
       throw new StartupError(`database ${databasePath} cannot be opened for writing (${code}): check the data dir's owner and mode`, { cause: error });
     }

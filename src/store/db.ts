@@ -1,8 +1,8 @@
 import Database from "better-sqlite3";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
-import { closeSync, mkdirSync, openSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as schema from "./schema/index.js";
 
@@ -34,6 +34,27 @@ export function openSqlite(options: SqliteOptions): { sqlite: Database.Database;
   sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
   sqlite.pragma(`synchronous = ${options.synchronous}`);
   const db = drizzle({ client: sqlite, schema });
+  refuseNewerSchema(sqlite);
   migrate(db, { migrationsFolder });
   return { sqlite, db };
+}
+
+/** The error of a database a newer Gatehouse has migrated (`code` for the start-up message). */
+export class NewerSchemaError extends Error {
+  readonly code = "GATEHOUSE_SCHEMA_NEWER";
+}
+
+/**
+ * Refuses a database that a newer Gatehouse migrated: drizzle applies only migrations newer than the newest one
+ * recorded, so it would skip them all and this version would run on a schema it does not know.
+ */
+function refuseNewerSchema(sqlite: Database.Database): void {
+  const recorded = sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
+  if (recorded === undefined) return;
+  const { newest } = sqlite.prepare("SELECT max(created_at) AS newest FROM __drizzle_migrations").get() as { newest: number | string | null };
+  const journal = JSON.parse(readFileSync(join(migrationsFolder, "meta/_journal.json"), "utf8")) as { entries: { when: number }[] };
+  const known = Math.max(...journal.entries.map((entry) => entry.when));
+  if (newest !== null && Number(newest) > known) {
+    throw new NewerSchemaError(`the newest migration applied (${String(newest)}) is newer than this version's newest (${known})`);
+  }
 }

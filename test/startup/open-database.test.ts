@@ -101,6 +101,29 @@ describe("openDatabase on a file it cannot use", () => {
     expect(error.message).toBe(`database ${database} could not be migrated (table \`events\` already exists): restore a backup or run the matching Gatehouse version`);
   });
 
+  it("a database a newer Gatehouse migrated: refused (this version would skip every migration and run on an unknown schema), data untouched", async () => {
+    const existing = await bootstrappedDataDir(newDataDir());
+    const { database } = dataFiles({ dataDir: existing.dataDir });
+    const newest = Math.max(...(JSON.parse(readFileSync(join(repoRoot, "src/store/migrations/meta/_journal.json"), "utf8")) as { entries: { when: number }[] }).entries.map((e) => e.when));
+    const db = new Database(database);
+    db.prepare("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('from-a-newer-version', ?)").run(newest + 1);
+    const before = db.prepare("SELECT count(*) FROM users").pluck().get();
+    db.close();
+    const error = startupError(() => openStore(existing.dataDir));
+    expect(error.message).toMatch(new RegExp(`^database ${database} was migrated by a newer Gatehouse version \\(.+\\): run that version or restore a backup$`));
+    const after = new Database(database, { readonly: true });
+    expect(after.prepare("SELECT count(*) FROM users").pluck().get()).toBe(before);
+    after.close();
+    // The newest migration this version knows is not "newer": the same database without that row opens.
+    const undo = new Database(database);
+    undo.prepare("DELETE FROM __drizzle_migrations WHERE hash = 'from-a-newer-version'").run();
+    undo.prepare("UPDATE __drizzle_migrations SET created_at = ? WHERE created_at = (SELECT max(created_at) FROM __drizzle_migrations)").run(newest);
+    undo.close();
+    const reopened = openStore(existing.dataDir);
+    expect((await reopened.getInstance())?.name).toBe("Gatehouse");
+    await reopened.close();
+  });
+
   it("a database path that is a directory: cannot be opened for writing (SQLITE_CANTOPEN), check owner and mode", () => {
     const dataDir = newDataDir();
     const { database } = dataFiles({ dataDir });
