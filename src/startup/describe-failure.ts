@@ -9,7 +9,8 @@ import { StartupError } from "./startup-error.js";
 export function describeStartupFailure(error: unknown): string {
   if (error instanceof StartupError) return error.message;
   if (error instanceof DataDirLockedError) return `${error.message}: stop it first, or give this server its own --data-dir`;
-  const system = error as NodeJS.ErrnoException & { address?: string; port?: number };
+  // Anything can be thrown, also null: that must still print one line, not a TypeError.
+  const system = (error ?? {}) as NodeJS.ErrnoException & { address?: string; port?: number };
   switch (system.code) {
     case "EADDRINUSE":
       return `port ${system.port ?? ""} on ${system.address ?? ""} is in use: stop what listens there or choose another --port`;

@@ -44,9 +44,13 @@ export function lockDataDir(dataDir: string): DataDirLock {
       writeSync(fd, `${process.pid}\n`);
       closeSync(fd);
       heldByThisProcess.add(path);
+      // Per handle: a second release of an old handle must not remove a lock taken again since.
+      let released = false;
       return {
         release() {
-          if (!heldByThisProcess.delete(path)) return;
+          if (released) return;
+          released = true;
+          heldByThisProcess.delete(path);
           // Only our own lock: never remove one another process took over.
           if (readPid(path) === process.pid) rmSync(path, { force: true });
         },

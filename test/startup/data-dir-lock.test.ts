@@ -128,4 +128,14 @@ describe("release", () => {
     taken.release();
     expect(readFileSync(lockFile, "utf8")).toBe(`${other}\n`);
   });
+
+  it("a second release of an old handle leaves the lock taken again since in place", () => {
+    const { dataDir, lockFile } = newDataDir();
+    const first = lock(dataDir);
+    first.release();
+    lock(dataDir);
+    first.release();
+    expect(readFileSync(lockFile, "utf8")).toBe(`${process.pid}\n`);
+    expect(() => lock(dataDir)).toThrow(DataDirLockedError);
+  });
 });

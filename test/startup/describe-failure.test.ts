@@ -94,5 +94,8 @@ describe("describeStartupFailure", () => {
     expect(line).toBe("unexpected failure: boom (start with --log-level debug for details)");
     expect(describeStartupFailure(systemError("ENOSPC", {}))).toBe("unexpected failure: ENOSPC: system error (start with --log-level debug for details)");
     expect(describeStartupFailure("a thrown string")).toBe("unexpected failure: a thrown string (start with --log-level debug for details)");
+    // Anything may be thrown, also nothing: still one line, not a TypeError out of the describer.
+    expect(describeStartupFailure(null)).toMatch(/^unexpected failure: .* \(start with --log-level debug for details\)$/);
+    expect(describeStartupFailure(undefined)).toMatch(/^unexpected failure: .* \(start with --log-level debug for details\)$/);
   });
 });
