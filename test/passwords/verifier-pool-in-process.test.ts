@@ -43,7 +43,8 @@ const fixtures = JSON.parse(readFileSync(new URL("../fixtures/password-hashes/ha
   password: string;
   hashes: { scheme: string; source: string; hash: string }[];
 };
-const md5 = fixtures.hashes.find((f) => f.scheme === "md5-crypt")!.hash;
+const hashOf = (scheme: string) => fixtures.hashes.find((f) => f.scheme === scheme)!.hash;
+const md5 = hashOf("md5-crypt");
 
 const pools: VerifierPool[] = [];
 const pool = (options: { size?: number; maxQueued?: number }) => {
@@ -74,6 +75,18 @@ describe("the verifier pool when a thread fails (injected faults)", () => {
     expect(error.message).not.toContain("hunter2");
     // The crash retired the thread; the next job gets a working one.
     expect((await verifier.verify(md5, fixtures.password)).matches).toBe(true);
+  });
+
+  it("retires only the crashed thread: the healthy one keeps serving, not a new thread in its place", async () => {
+    faultyThreads.push(throwsWithASecretInItsMessage);
+    const verifier = pool({ size: 2 });
+    const onCrashingThread = verifier.verify(md5, fixtures.password);
+    const onHealthyThread = verifier.verify(md5, fixtures.password);
+    await expect(onCrashingThread).rejects.toThrow("crashed");
+    // A crashed thread reports an error and then an exit; neither report may retire the other thread.
+    const first = await onHealthyThread;
+    const next = await verifier.verify(md5, fixtures.password);
+    expect(next.threadId).toBe(first.threadId);
   });
 
   it("settles a job only with the reply carrying its own id", async () => {
