@@ -26,6 +26,7 @@ export interface FieldViolation {
  * clients may branch on. Messages are for humans and may change; reasons may not.
  */
 export class DomainError extends Error {
+  // Stryker disable next-line StringLiteral: only in stack traces; clients see kind, reason and metadata
   override readonly name = "DomainError";
 
   constructor(
