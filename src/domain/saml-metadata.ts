@@ -37,6 +37,7 @@ function invalid(description: string): never {
 /** Index just past `terminator` at or after `from`; refuses the document when it never comes. */
 function skipPast(xml: string, from: number, terminator: string, what: string): number {
   const end = xml.indexOf(terminator, from);
+  // Stryker disable next-line EqualityOperator: the search starts at index 2 or later, so it never finds the terminator at 0
   if (end < 0) invalid(`is not well-formed XML: unterminated ${what}`);
   return end + terminator.length;
 }
@@ -44,6 +45,7 @@ function skipPast(xml: string, from: number, terminator: string, what: string): 
 /** Characters as buf.validate's `max_len` counts them: code points, a surrogate pair being one. */
 function codePointCount(text: string): number {
   let count = 0;
+  // Stryker disable next-line EqualityOperator: charCodeAt past the end is NaN, which counts as no character
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i);
     if (unit < 0xdc00 || unit > 0xdfff) count++;
@@ -61,6 +63,7 @@ function codePointCount(text: string): number {
  */
 function checkBounds(xml: string): void {
   const limits = SAML_METADATA_LIMITS;
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: the length test only skips counting; code points never outnumber UTF-16 units
   if (xml.length > limits.maxChars && codePointCount(xml) > limits.maxChars) invalid(`must be at most ${limits.maxChars} characters`);
   let depth = 0;
   let elements = 0;
@@ -71,6 +74,7 @@ function checkBounds(xml: string): void {
     if (++references > limits.maxReferences) invalid(`must have at most ${limits.maxReferences} entity or character references`);
   }
   let i = xml.indexOf("<");
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: i is a found index, always inside the text
   while (i >= 0 && i < xml.length) {
     const next = xml[i + 1];
     if (xml.startsWith("<!--", i)) i = skipPast(xml, i + 4, "-->", "comment");
@@ -84,6 +88,7 @@ function checkBounds(xml: string): void {
       if (++elements > limits.maxElements) invalid(`must have at most ${limits.maxElements} elements`);
       let j = i + 1;
       let quote = "";
+      // Stryker disable next-line EqualityOperator: at j = length the character is undefined, matches no case, and the loop ends the same
       for (; j < xml.length; j++) {
         const c = xml[j];
         if (quote) {
@@ -94,6 +99,7 @@ function checkBounds(xml: string): void {
             if (!ATTRIBUTE_VALUE_FOLLOWER.test(xml[j + 1] ?? ">")) invalid("is not well-formed XML: attributes must be separated by white space");
           }
         } else if (c === '"' || c === "'") quote = c;
+        // Stryker disable next-line ConditionalExpression: startsWith("xmlns", j) already implies c === "x"
         else if (c === "x" && !NAME_CHARACTER.test(xml[j - 1]!) && xml.startsWith("xmlns", j)) {
           if (++namespaces > limits.maxNamespaceDeclarations) invalid(`must have at most ${limits.maxNamespaceDeclarations} namespace declarations`);
         } else if (c === "=") {
@@ -102,6 +108,7 @@ function checkBounds(xml: string): void {
       }
       if (j >= xml.length) invalid("is not well-formed XML: unterminated start tag");
       if (xml[j - 1] !== "/" && ++depth > limits.maxDepth) invalid(`must nest elements at most ${limits.maxDepth} levels deep`);
+      // Stryker disable next-line ArithmeticOperator: xml[j] is ">" and xml[j - 1] is "<" only in text the parser refuses anyway, so the next "<" is the same
       i = j + 1;
     }
     i = xml.indexOf("<", i);
