@@ -142,6 +142,7 @@ describe("https URLs (OIDC issuers, SAML metadata URLs)", () => {
   it.each([
     ["plain http on a public host", "http://issuer.example.com", /https/],
     ["another scheme", "ftp://issuer.example.com", /https/],
+    ["another scheme on a loopback host", "ftp://localhost/issuer", /https/],
     ["a user name", "https://admin@issuer.example.com", /credentials/],
     ["a password", "https://:secret@issuer.example.com", /credentials/],
     ["a fragment", "https://issuer.example.com/#x", /fragment/],

@@ -131,6 +131,7 @@ describe("imported TOTP secret", () => {
   it("accepts only the base32 alphabet A–Z and 2–7", () => {
     expect(normalizeTotpSecret("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")).toBe("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567");
     for (const digit of ["0", "1", "8", "9"]) expect(problem(`${"A".repeat(16)}${digit}`)).toMatch(/base32/);
+    expect(problem(`1${"A".repeat(16)}`)).toMatch(/base32/);
     expect(problem("")).toMatch(/base32/);
   });
 
