@@ -1,6 +1,8 @@
+import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
+import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { alreadyExists, invalidArgument } from "../../src/domain/errors.js";
 import { createErrorMappingInterceptor } from "../../src/interceptors/error-mapping.js";
 import { createObserveInterceptor } from "../../src/interceptors/observe.js";
@@ -63,6 +65,38 @@ describe("error mapping", () => {
     expect(message).not.toContain("corrupt");
     const entry = logs.parsed().find((line) => line.msg === "internal error");
     expect(entry).toMatchObject({ requestId: "req-123", err: { message: "database file is corrupt at /secret/path" } });
+  });
+
+  it("adds no BadRequest to an error without field violations, and a violation without a rule id has an empty reason", async () => {
+    const plain = await shapeOf(alreadyExists("organization.already_exists", "taken"));
+    expect(plain.shape.fields).toEqual([]);
+    const thrown = await clientThrowing(alreadyExists("organization.already_exists", "taken"), new LogCapture())
+      .createOrganization({ name: "x" })
+      .catch((error: unknown) => ConnectError.from(error));
+    expect(thrown!.findDetails(BadRequestSchema)).toEqual([]);
+    const unnamed = await shapeOf(invalidArgument("request.invalid", "bad", [{ field: "name", description: "not a name" }]));
+    expect(unnamed.shape).toMatchObject({ fields: ["name"], rules: [""] });
+  });
+
+  it.each([
+    ["internal", Code.Internal],
+    ["unknown", Code.Unknown],
+  ] as const)("treats a ConnectError with code %s like any unexpected error: internal with the request id, cause only in the log", async (_name, code) => {
+    const { shape, message, logs } = await shapeOf(new ConnectError("sqlite said: /secret/path", code));
+    expect(shape).toMatchObject({ code: Code.Internal, reason: "internal", metadata: { requestId: "req-123" } });
+    expect(message).toBe("internal error (request id req-123)");
+    expect(logs.parsed().find((line) => line.msg === "internal error")).toMatchObject({ requestId: "req-123" });
+  });
+
+  it("keeps the ErrorInfo a protocol error already carries", async () => {
+    const own = new ConnectError("slow down", Code.ResourceExhausted, undefined, [
+      { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: "rate.limited", domain: "gatehouse" }) },
+    ]);
+    const thrown = await clientThrowing(own, new LogCapture())
+      .createOrganization({ name: "x" })
+      .catch((error: unknown) => ConnectError.from(error));
+    expect(thrown!.code).toBe(Code.ResourceExhausted);
+    expect(thrown!.findDetails(ErrorInfoSchema).map((info) => info.reason)).toEqual(["rate.limited"]);
   });
 
   it("keeps protocol errors' codes and gives them a stable reason", async () => {
