@@ -129,8 +129,10 @@ export function parseSamlEntityId(xml: string): string {
   let wellFormed = true;
   try {
     const parser = new DOMParser({
-      onError: (level: string) => {
-        if (level !== "warning") throw new Error("not well-formed");
+      // Every level, warnings too: xmldom only warns about some constructs XML forbids (an unquoted attribute value,
+      // an attribute without a value) and would accept the document; metadata must be well-formed XML.
+      onError: () => {
+        throw new Error("not well-formed");
       },
     });
     root = parser.parseFromString(xml, "text/xml").documentElement as Element | null;

@@ -50,6 +50,9 @@ describe("SAML metadata: the parse", () => {
     ["a mismatched end tag", `${open}<b></c>${close}`],
     ["an undefined entity", `${open}<b>&undefined;</b>${close}`],
     ["text outside the root element", `text${open}${close}`],
+    // The parser only warns about these two and would go on: XML forbids both.
+    ["an unquoted attribute value", `${open}<b a=1/>${close}`],
+    ["an attribute without a value", `${open}<b a/>${close}`],
   ])("refuses %s as not well-formed", (_name, xml) => {
     expect(refusal(xml)).toBe("is not well-formed XML");
   });
