@@ -3,6 +3,7 @@ import { Code, ConnectError, createClient, createRouterTransport } from "@connec
 import { describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
+import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { alreadyExists, invalidArgument } from "../../src/domain/errors.js";
 import { createErrorMappingInterceptor } from "../../src/interceptors/error-mapping.js";
 import { createObserveInterceptor } from "../../src/interceptors/observe.js";
@@ -102,5 +103,31 @@ describe("error mapping", () => {
   it("keeps protocol errors' codes and gives them a stable reason", async () => {
     const { shape } = await shapeOf(new ConnectError("too slow", Code.DeadlineExceeded));
     expect(shape).toMatchObject({ code: Code.DeadlineExceeded, reason: "rpc.deadline_exceeded" });
+  });
+
+  it("maps an error a streaming handler throws after its first message, like a unary one", async () => {
+    const logs = new LogCapture();
+    const logger = createLogger("info", logs);
+    const transport = createRouterTransport(
+      (router) =>
+        router.service(Health, {
+          check: () => Promise.reject(new Error("unused")),
+          list: () => Promise.reject(new Error("unused")),
+          async *watch() {
+            yield { status: HealthCheckResponse_ServingStatus.SERVING };
+            throw alreadyExists("watch.conflict", "a second watcher", { service: "x" });
+          },
+        }),
+      { router: { interceptors: [createErrorMappingInterceptor(logger)] } },
+    );
+    const received: HealthCheckResponse_ServingStatus[] = [];
+    const error = await (async () => {
+      for await (const update of createClient(Health, transport).watch({ service: "" })) received.push(update.status);
+    })().then(
+      () => expect.fail("the stream ended without its error"),
+      (thrown: unknown) => errorShape(thrown),
+    );
+    expect(received).toEqual([HealthCheckResponse_ServingStatus.SERVING]);
+    expect(error).toMatchObject({ code: Code.AlreadyExists, reason: "watch.conflict", metadata: { service: "x" } });
   });
 });
