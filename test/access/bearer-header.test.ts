@@ -17,7 +17,7 @@ async function withAuthorization(value: string) {
 describe("the Authorization header", () => {
   it("accepts the scheme in any case", async () => {
     const client = t.clients.client(InstanceService, "connect-json-http1", { authorization: `bEaReR ${t.server.adminToken}` });
-    expect((await client.getInstance({})).instance?.instanceId).not.toBe("");
+    expect((await client.getInstance({})).instanceId).toMatch(/\S/);
   });
 
   it.each([

@@ -34,6 +34,16 @@ function clientThrowing(error: unknown, logs: LogCapture) {
   return createClient(OrganizationService, transport);
 }
 
+/** The ConnectError the client sees when the handler throws `error`. */
+async function wireErrorOf(error: unknown): Promise<ConnectError> {
+  return clientThrowing(error, new LogCapture())
+    .createOrganization({ name: "x" })
+    .then(
+      () => expect.fail("the call succeeded"),
+      (thrown: unknown) => ConnectError.from(thrown),
+    );
+}
+
 async function shapeOf(error: unknown, logs = new LogCapture()) {
   try {
     await clientThrowing(error, logs).createOrganization({ name: "x" });
@@ -71,10 +81,7 @@ describe("error mapping", () => {
   it("adds no BadRequest to an error without field violations, and a violation without a rule id has an empty reason", async () => {
     const plain = await shapeOf(alreadyExists("organization.already_exists", "taken"));
     expect(plain.shape.fields).toEqual([]);
-    const thrown = await clientThrowing(alreadyExists("organization.already_exists", "taken"), new LogCapture())
-      .createOrganization({ name: "x" })
-      .catch((error: unknown) => ConnectError.from(error));
-    expect(thrown!.findDetails(BadRequestSchema)).toEqual([]);
+    expect((await wireErrorOf(alreadyExists("organization.already_exists", "taken"))).findDetails(BadRequestSchema)).toEqual([]);
     const unnamed = await shapeOf(invalidArgument("request.invalid", "bad", [{ field: "name", description: "not a name" }]));
     expect(unnamed.shape).toMatchObject({ fields: ["name"], rules: [""] });
   });
@@ -93,11 +100,9 @@ describe("error mapping", () => {
     const own = new ConnectError("slow down", Code.ResourceExhausted, undefined, [
       { desc: ErrorInfoSchema, value: create(ErrorInfoSchema, { reason: "rate.limited", domain: "gatehouse" }) },
     ]);
-    const thrown = await clientThrowing(own, new LogCapture())
-      .createOrganization({ name: "x" })
-      .catch((error: unknown) => ConnectError.from(error));
-    expect(thrown!.code).toBe(Code.ResourceExhausted);
-    expect(thrown!.findDetails(ErrorInfoSchema).map((info) => info.reason)).toEqual(["rate.limited"]);
+    const thrown = await wireErrorOf(own);
+    expect(thrown.code).toBe(Code.ResourceExhausted);
+    expect(thrown.findDetails(ErrorInfoSchema).map((info) => info.reason)).toEqual(["rate.limited"]);
   });
 
   it("keeps protocol errors' codes and gives them a stable reason", async () => {
