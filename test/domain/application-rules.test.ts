@@ -10,16 +10,9 @@ import {
 } from "../../src/domain/application.js";
 import { DomainError } from "../../src/domain/errors.js";
 import { checkHttpsUrl, checkRedirectUris, isLoopbackHost, redirectUriProblem } from "../../src/domain/urls.js";
+import { thrownBy } from "../support/thrown.js";
 
-function refusal(action: () => unknown): DomainError {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  return expect.fail("accepted");
-}
+const refusal = (action: () => unknown): DomainError => thrownBy(DomainError, action);
 
 describe("OIDC application defaults", () => {
   const nothing = { responseTypes: [], grantTypes: [], appType: 0, authMethod: 0 };

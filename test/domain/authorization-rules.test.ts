@@ -4,20 +4,13 @@ import { DomainError, invalidArgument } from "../../src/domain/errors.js";
 import { checkMemberRoles } from "../../src/domain/membership.js";
 import type { Membership, Principal } from "../../src/domain/principal.js";
 import { type Permission, permissionsOf, roleGrants, ROLES, rolesOfLevel } from "../../src/domain/roles.js";
+import { thrownBy } from "../support/thrown.js";
 
 const principal = (...memberships: Membership[]): Principal => ({ userId: "u", orgId: "o1", instanceId: "i", tokenId: "t", memberships });
 const project = (orgId: string, projectId: string, ...roles: string[]): Membership => ({ level: "project", scopeId: projectId, ownerOrgId: orgId, roles });
 const grant = (orgId: string, grantId: string, ...roles: string[]): Membership => ({ level: "project_grant", scopeId: grantId, ownerOrgId: orgId, projectId: "p1", roles });
 
-function refusal(action: () => unknown): DomainError {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  return expect.fail("allowed");
-}
+const refusal = (action: () => unknown): DomainError => thrownBy(DomainError, action);
 
 describe("the role table (API.md: permissions each operation needs)", () => {
   const holders = (permission: Permission) => Object.keys(ROLES).filter((role) => roleGrants(role, permission)).sort();

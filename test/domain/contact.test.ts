@@ -1,17 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { emailKey, normalizeEmail, normalizePhone } from "../../src/domain/contact.js";
 import { DomainError } from "../../src/domain/errors.js";
+import { thrownBy } from "../support/thrown.js";
 
 /** API.md "Create user": the email is trimmed and its syntax checked; the phone starts with "+" and is stored as E.164. */
-function refusal(action: () => unknown): DomainError {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  return expect.fail("accepted");
-}
+const refusal = (action: () => unknown): DomainError => thrownBy(DomainError, action);
 
 const label63 = "a".repeat(63);
 

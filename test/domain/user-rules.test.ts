@@ -4,16 +4,9 @@ import { defaultDisplayName, initialSetup, MAX_DISPLAY_NAME_CHARS } from "../../
 import { checkUserName, uniquenessKey } from "../../src/domain/names.js";
 import { checkPasswordPolicy, DEFAULT_PASSWORD_POLICY, type PasswordPolicy } from "../../src/domain/password-policy.js";
 import { normalizeTotpSecret } from "../../src/domain/totp-secret.js";
+import { thrownBy } from "../support/thrown.js";
 
-function refusal(action: () => unknown): DomainError {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  return expect.fail("accepted");
-}
+const refusal = (action: () => unknown): DomainError => thrownBy(DomainError, action);
 
 describe("initial state of a new human user (API.md, Create user)", () => {
   const setup = (hasIdpLinks: boolean, emailVerified: boolean, hasPassword: boolean, passwordless = false) =>

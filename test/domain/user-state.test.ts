@@ -1,16 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
 import { planStateChange, refuseSelf, requireMaySignIn, type UserFlags, visibleState } from "../../src/domain/user-state.js";
+import { thrownBy } from "../support/thrown.js";
 
-function refusal(action: () => unknown): DomainError {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  return expect.fail("allowed");
-}
+const refusal = (action: () => unknown): DomainError => thrownBy(DomainError, action);
 
 const user = (over: Partial<UserFlags> = {}): UserFlags => ({ state: "active", inactive: false, locked: false, ...over });
 

@@ -6,20 +6,13 @@ import { StartupError } from "../../src/startup/startup-error.js";
 import { writePrivateFile } from "../../src/support/files.js";
 import { makeSelfSignedCertificate } from "../support/tls.js";
 import { modeOf, useTempRoot } from "./data-dir.js";
+import { thrownBy } from "../support/thrown.js";
 
 // Files named by settings are checked before the port is bound and before anything is written; each
 // failure is one line naming the file and the flag that set it.
 const root = useTempRoot("startup-files");
 
-function startupError(work: () => unknown): StartupError {
-  try {
-    work();
-  } catch (error) {
-    expect(error).toBeInstanceOf(StartupError);
-    return error as StartupError;
-  }
-  throw new Error("expected a StartupError, nothing was thrown");
-}
+const startupError = (work: () => unknown): StartupError => thrownBy(StartupError, work);
 
 describe("readStartupFile", () => {
   it("returns the file's bytes; a missing or unreadable file names the setting's flag and the system's code", () => {

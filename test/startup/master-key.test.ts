@@ -7,6 +7,7 @@ import { checkMasterKey, loadMasterKey, PROBE_CONTEXT, readMasterKeyFile } from 
 import { StartupError } from "../../src/startup/startup-error.js";
 import { openSecret } from "../../src/support/secret-box.js";
 import { bootstrappedDataDir, modeOf, openStore, useTempRoot } from "./data-dir.js";
+import { thrownBy } from "../support/thrown.js";
 
 // The master key seals secrets at rest. It is made only for a new data dir, must be 32 base64 bytes, and
 // must be the key the database was sealed with; each refusal is one line naming the key file.
@@ -19,15 +20,7 @@ const newDataDir = () => {
 };
 const keyText = (key: Buffer) => `${key.toString("base64")}\n`;
 
-function startupError(work: () => unknown): StartupError {
-  try {
-    work();
-  } catch (error) {
-    expect(error).toBeInstanceOf(StartupError);
-    return error as StartupError;
-  }
-  throw new Error("expected a StartupError, nothing was thrown");
-}
+const startupError = (work: () => unknown): StartupError => thrownBy(StartupError, work);
 
 describe("loadMasterKey", () => {
   it("a new data dir: generates a random 32-byte key, base64 in a 0600 file, and returns it", () => {

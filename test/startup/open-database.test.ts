@@ -10,6 +10,7 @@ import { createSqliteStore } from "../../src/store/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { repoRoot } from "../support/command.js";
 import { bootstrappedDataDir, damagePages, openStore, useTempRoot } from "./data-dir.js";
+import { thrownBy } from "../support/thrown.js";
 
 // openDatabase turns what SQLite (or the file system) says about the database file into ONE line naming
 // the file and what to do; these are the lines `gatehouse serve` prints (test/cli/data-dir-safety.test.ts).
@@ -31,15 +32,7 @@ function countingOpener(path: string) {
 }
 
 /** The StartupError `work` throws (failing the test if it returns or throws anything else). */
-function startupError(work: () => unknown): StartupError {
-  try {
-    work();
-  } catch (error) {
-    expect(error).toBeInstanceOf(StartupError);
-    return error as StartupError;
-  }
-  throw new Error("expected a StartupError, nothing was thrown");
-}
+const startupError = (work: () => unknown): StartupError => thrownBy(StartupError, work);
 
 describe("openDatabase on a usable file", () => {
   it("a new data dir: creates the database and applies every migration (nothing bootstrapped yet)", async () => {

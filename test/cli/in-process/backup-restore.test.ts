@@ -8,6 +8,7 @@ import { dataFiles } from "../../../src/config.js";
 import { StartupError } from "../../../src/startup/startup-error.js";
 import { summarizeDatabase } from "../../../src/store/sqlite-file.js";
 import { bootstrappedDataDir, damagePages, modeOf, openStore, useTempRoot } from "../../startup/data-dir.js";
+import { thrownBy } from "../../support/thrown.js";
 
 // `gatehouse backup` and `gatehouse restore` in the test's own process (test/cli/backup-restore.test.ts runs
 // the real command under load): a backup never overwrites and never holds the key; a restore goes only into
@@ -16,15 +17,7 @@ const root = useTempRoot("backup");
 let n = 0;
 const fresh = (name: string) => join(root(), `${name}-${++n}`);
 
-function startupError(work: () => unknown): StartupError {
-  try {
-    work();
-  } catch (error) {
-    expect(error).toBeInstanceOf(StartupError);
-    return error as StartupError;
-  }
-  throw new Error("expected a StartupError, nothing was thrown");
-}
+const startupError = (work: () => unknown): StartupError => thrownBy(StartupError, work);
 
 /** A bootstrapped source data dir and a backup of it. */
 async function backedUp(options: { probe?: boolean } = {}) {
