@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
 import { parseImportedHash } from "../../src/domain/imported-hash.js";
+import { thrownBy } from "../support/thrown.js";
 
 /**
  * The structure rules of imported password hashes (API.md "Create user": hashedPassword.value is a
@@ -21,15 +22,7 @@ const md5Crypt = "$1$OVBCXiam$Q.bsPqxOgSp5xyN4XdENl1";
 const b64 = (bytes: number, fill = 7) => Buffer.alloc(bytes, fill).toString("base64").replace(/=+$/, "");
 const argon2With = (salt: string, hash: string, params = "v=19$m=1024,t=2,p=1") => `$argon2id$${params}$${salt}$${hash}`;
 
-function refusal(value: string): DomainError {
-  try {
-    parseImportedHash(value);
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  return expect.fail(`accepted ${value}`);
-}
+const refusal = (value: string): DomainError => thrownBy(DomainError, () => parseImportedHash(value));
 
 /** The field violation of a malformed hash, whose description says what is wrong. */
 function malformed(value: string): string {

@@ -1,38 +1,17 @@
-import { create, createFileRegistry, type DescMessage } from "@bufbuild/protobuf";
-import { file_google_protobuf_duration, file_google_protobuf_timestamp, FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { normalizeRequest } from "../../src/interceptors/validation.js";
+import { field, mapEntry, messageOf, REPEATED, TYPE_INT32, TYPE_MESSAGE, TYPE_STRING } from "../support/descriptors.js";
 
 /**
  * The request walk of the validation interceptor, on a message shape no Gatehouse RPC has yet
  * (Timestamps and Durations in nested, repeated and map fields), so a later RPC that adds one is
  * covered already. The shapes over real protocols are in test/api/timestamp-range and trim-names.
  */
-const TYPE_STRING = 9;
-const TYPE_INT32 = 5;
-const TYPE_MESSAGE = 11;
-const OPTIONAL = 1;
-const REPEATED = 3;
-const field = (name: string, number: number, type: number, typeName?: string, label = OPTIONAL) => ({
-  name,
-  number,
-  type,
-  label,
-  jsonName: name.replace(/_(\w)/g, (_m, c: string) => c.toUpperCase()),
-  ...(typeName ? { typeName } : {}),
-});
-const mapEntry = (name: string, keyType: number, valueType: string) => ({
-  name,
-  field: [field("key", 1, keyType), field("value", 2, TYPE_MESSAGE, valueType)],
-  options: { mapEntry: true },
-});
-
-const registry = createFileRegistry(
-  create(FileDescriptorProtoSchema, {
+const Outer = messageOf(
+  {
     name: "normalization_test.proto",
     package: "test",
-    syntax: "proto3",
-    dependency: ["google/protobuf/timestamp.proto", "google/protobuf/duration.proto"],
     messageType: [
       { name: "Inner", field: [field("at", 1, TYPE_MESSAGE, ".google.protobuf.Timestamp"), field("display_name", 2, TYPE_STRING)] },
       {
@@ -47,13 +26,15 @@ const registry = createFileRegistry(
           field("user_name", 7, TYPE_STRING),
           field("description", 8, TYPE_STRING),
         ],
-        nestedType: [mapEntry("ByKeyEntry", TYPE_STRING, ".test.Inner"), mapEntry("SpansEntry", TYPE_INT32, ".google.protobuf.Duration")],
+        nestedType: [
+          mapEntry("ByKeyEntry", TYPE_STRING, { type: TYPE_MESSAGE, typeName: ".test.Inner" }),
+          mapEntry("SpansEntry", TYPE_INT32, { type: TYPE_MESSAGE, typeName: ".google.protobuf.Duration" }),
+        ],
       },
     ],
-  }),
-  (name) => ({ "google/protobuf/timestamp.proto": file_google_protobuf_timestamp, "google/protobuf/duration.proto": file_google_protobuf_duration })[name],
+  },
+  "test.Outer",
 );
-const Outer = registry.getMessage("test.Outer") as DescMessage;
 
 const ok = { seconds: 1_700_000_000n, nanos: 5 };
 const far = { seconds: 10n ** 15n, nanos: 0 };

@@ -1,10 +1,10 @@
-import { create, createFileRegistry, type DescMessage } from "@bufbuild/protobuf";
-import { file_google_protobuf_duration, file_google_protobuf_timestamp, FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { BadRequestSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { normalizeRequest } from "../../src/interceptors/validation.js";
+import { field, mapEntry, messageOf, REPEATED, TYPE_MESSAGE, TYPE_STRING } from "../support/descriptors.js";
 import { errorShape } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
 
@@ -14,37 +14,24 @@ import { useTestServer } from "../support/server.js";
  * lists and maps of plain values are walked past, not into; and a refused request's message lists every broken rule
  * with its field. (Timestamps and the walk into nested messages: test/domain/request-normalization.test.ts.)
  */
-const TYPE_STRING = 9;
-const TYPE_MESSAGE = 11;
-const field = (name: string, number: number, type: number, typeName?: string, label = 1) => ({
-  name,
-  number,
-  type,
-  label,
-  jsonName: name.replace(/_(\w)/g, (_m, c: string) => c.toUpperCase()),
-  ...(typeName ? { typeName } : {}),
-});
-const registry = createFileRegistry(
-  create(FileDescriptorProtoSchema, {
+const Request = messageOf(
+  {
     name: "request_walk_test.proto",
     package: "walk",
-    syntax: "proto3",
-    dependency: ["google/protobuf/timestamp.proto", "google/protobuf/duration.proto"],
     messageType: [
       {
         name: "Request",
         field: [
           field("span", 1, TYPE_MESSAGE, ".google.protobuf.Duration"),
-          field("tags", 2, TYPE_STRING, undefined, 3),
-          field("labels", 3, TYPE_MESSAGE, ".walk.Request.LabelsEntry", 3),
+          field("tags", 2, TYPE_STRING, undefined, REPEATED),
+          field("labels", 3, TYPE_MESSAGE, ".walk.Request.LabelsEntry", REPEATED),
         ],
-        nestedType: [{ name: "LabelsEntry", field: [field("key", 1, TYPE_STRING), field("value", 2, TYPE_STRING)], options: { mapEntry: true } }],
+        nestedType: [mapEntry("LabelsEntry", TYPE_STRING, { type: TYPE_STRING })],
       },
     ],
-  }),
-  (name) => ({ "google/protobuf/timestamp.proto": file_google_protobuf_timestamp, "google/protobuf/duration.proto": file_google_protobuf_duration })[name],
+  },
+  "walk.Request",
 );
-const Request = registry.getMessage("walk.Request") as DescMessage;
 const spanViolations = (seconds: bigint, nanos: number) => normalizeRequest(Request, create(Request, { span: { seconds, nanos } } as never));
 
 describe("a Duration", () => {

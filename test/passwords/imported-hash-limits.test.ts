@@ -6,6 +6,7 @@ import { DomainError } from "../../src/domain/errors.js";
 import { parseImportedHash } from "../../src/domain/imported-hash.js";
 import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
+import { thrownBy } from "../support/thrown.js";
 
 type Fixtures = { password: string; hashes: { scheme: string; source: string; hash: string }[] };
 const load = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/password-hashes/${name}`, import.meta.url), "utf8")) as Fixtures;
@@ -36,15 +37,7 @@ const boundaries: { name: string; accepted: string; rejected: string; limit: str
   { name: "sha512-crypt rounds", accepted: sha512.replace("rounds=1000", "rounds=1000000"), rejected: sha512.replace("rounds=1000", "rounds=1000001"), limit: "1000000" },
 ];
 
-function rejection(value: string): DomainError {
-  try {
-    parseImportedHash(value);
-  } catch (error) {
-    if (error instanceof DomainError) return error;
-    throw error;
-  }
-  return expect.fail(`accepted ${value}`);
-}
+const rejection = (value: string): DomainError => thrownBy(DomainError, () => parseImportedHash(value));
 
 describe("imported hash cost limits, at the parser", () => {
   it("uses boundaries that differ from the base hashes only in the limited parameter", () => {
