@@ -34,6 +34,7 @@ export async function changeOrganizationState(deps: Deps, caller: Caller, organi
   } catch (error) {
     if (!(error instanceof DomainError && error.reason === "store.condition_failed")) throw error;
     const now = await deps.store.findOrganizationById(organization.id);
+    // Stryker disable next-line ConditionalExpression: no write deletes an organization, so the re-read always finds it (kept as a guard for a future RemoveOrganization)
     if (!now) throw organizationNotFound(organization.id);
     requireChange(now, change);
     throw error;
