@@ -61,6 +61,27 @@ export function busyDeps(t: ServerFixture, meanwhile: () => Promise<unknown>): D
   return { ...t.server.gatehouse.deps, store: failing };
 }
 
+/**
+ * The server's deps, with a store whose commit first lets `meanwhile` run to the end (another call,
+ * over the API) and then commits for real: the other call landed between this one's reads and its commit.
+ */
+export function interleavedDeps(t: ServerFixture, meanwhile: () => Promise<unknown>): Deps {
+  const store = t.server.gatehouse.deps.store;
+  const interleaved = new Proxy(store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== "function") return value;
+      const bound = (value as (...args: unknown[]) => unknown).bind(target);
+      if (property !== "commit") return bound;
+      return async (...args: unknown[]) => {
+        await meanwhile();
+        return bound(...args);
+      };
+    },
+  }) as Store;
+  return { ...t.server.gatehouse.deps, store: interleaved };
+}
+
 /** The event types of one aggregate, oldest first, read through EventService. */
 export async function eventTypesOf(t: ServerFixture, aggregateType: string, aggregateId: string): Promise<string[]> {
   const events = t.clients.client(EventService, "connect-json-http1", { token: t.server.adminToken });
