@@ -133,7 +133,7 @@ describe("gatehouse backup while serving under write load, then restore and serv
     expect(test.steps.find((step) => step.step === "auth"), JSON.stringify(test.steps)).toMatchObject({ ok: true });
     expect(test.ok).toBe(true);
     await stopGatehouse(restored);
-  });
+  }, 120_000); // Four processes (two servers, backup, restore) and a write load: 30 s is too tight on two busy cores.
 
   it("refuses what would lose or leak data: a non-empty target, a wrong master key, overwriting a backup file", async () => {
     // Its own bootstrapped data dir and backup, whatever the test above did.
