@@ -62,19 +62,23 @@ export function busyDeps(t: ServerFixture, meanwhile: () => Promise<unknown>): D
 }
 
 /**
- * The server's deps, with a store whose commit first lets `meanwhile` run to the end (another call,
- * over the API) and then commits for real: the other call landed between this one's reads and its commit.
+ * The server's deps, with a store whose `before` method (the commit unless named) first lets `meanwhile`
+ * run to the end (another call, over the API) and then answers for real: the other call landed between
+ * this one's earlier reads and that step. `meanwhile` runs once.
  */
-export function interleavedDeps(t: ServerFixture, meanwhile: () => Promise<unknown>): Deps {
+export function interleavedDeps(t: ServerFixture, meanwhile: () => Promise<unknown>, before: keyof Store = "commit"): Deps {
+  let pending: (() => Promise<unknown>) | undefined = meanwhile;
   const store = t.server.gatehouse.deps.store;
   const interleaved = new Proxy(store, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown;
       if (typeof value !== "function") return value;
       const bound = (value as (...args: unknown[]) => unknown).bind(target);
-      if (property !== "commit") return bound;
+      if (property !== before) return bound;
       return async (...args: unknown[]) => {
-        await meanwhile();
+        const other = pending;
+        pending = undefined;
+        await other?.();
         return bound(...args);
       };
     },
