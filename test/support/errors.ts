@@ -24,6 +24,9 @@ export function errorShape(error: unknown): ErrorShape {
   const info = connectError.findDetails(ErrorInfoSchema)[0];
   const violations = connectError.findDetails(BadRequestSchema).flatMap((b) => b.fieldViolations);
   expect(connectError.rawMessage, "the message says more than the reason").not.toBe(info?.reason);
+  for (const violation of violations) {
+    expect(violation.description.trim(), `the violation of ${violation.field} says what is wrong`).not.toBe("");
+  }
   return {
     code: connectError.code,
     message: connectError.rawMessage,
