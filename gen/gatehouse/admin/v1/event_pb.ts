@@ -22,14 +22,16 @@ export const file_gatehouse_admin_v1_event: GenFile = /*@__PURE__*/
  */
 export type ListEventsRequest = Message<"gatehouse.admin.v1.ListEventsRequest"> & {
   /**
-   * When set, only events of this aggregate type (for example `user`, `organization`, `project`).
+   * When set, only events of this aggregate type: `instance`, `org`, `user`, `member` (one membership),
+   * `project`, `project.grant`, `application`, `idp`, `smtp` or `notification` (one queued mail).
    *
    * @generated from field: string aggregate_type = 1;
    */
   aggregateType: string;
 
   /**
-   * When set, only events of this aggregate id.
+   * When set, only events of this aggregate id (for `smtp` the instance id, for `notification` the
+   * `outboxId` of its `user.notification.queued` event).
    *
    * @generated from field: string aggregate_id = 2;
    */
@@ -132,14 +134,68 @@ export type Event = Message<"gatehouse.admin.v1.Event"> & {
   aggregateVersion: bigint;
 
   /**
-   * What happened, `aggregate.entity.pastTense`, for example `user.email.verified`.
+   * What happened, `aggregate.entity.pastTense`, for example `user.email.verified`. Every type, with
+   * its aggregate type and payload, is listed at `payload`.
    *
    * @generated from field: string event_type = 6;
    */
   eventType: string;
 
   /**
-   * Event data; secrets redacted.
+   * Event data: a JSON object whose keys depend on `event_type`. Secrets never appear: no password,
+   * password hash, token, client secret, OTP secret, SMTP password, one-time code or mail text; only
+   * whether one exists (`password`, `hasPassword`, `otpConfigured`) or its id (`tokenId`, `codeId`).
+   * Ids are Gatehouse ids; dates are RFC 3339 strings; `{}` is an empty object. By event type
+   * ([aggregate type]; "system" marks events whose actor is `system`):
+   * - instance.added [instance]: {name}; at bootstrap (system).
+   * - instance.password_policy.added [instance]: {minLength, requireUppercase, requireLowercase, requireDigit, requireSymbol}; at bootstrap (system).
+   * - instance.admin.recovered [instance]: {userId, tokenId, userCreated (the admin user was re-created)}; `gatehouse recover-admin` (system).
+   * - instance.member.added, org.member.added, project.member.added, project.grant.member.added [member, one per membership]:
+   *   {userId, roles, level (`instance`, `org`, `project`, `project_grant`), scopeId (the instance, organization, project or grant id)};
+   *   resource_owner is the instance for instance members, else the organization owning the scope (a grant's: the project's).
+   * - instance.member.removed, org.member.removed, project.member.removed, project.grant.member.removed [member]: the same keys,
+   *   with the roles held; plus `cause: "user.removed"` when RemoveUser took the membership along.
+   * - org.added [org]: {name}. org.deactivated, org.reactivated [org]: {}.
+   * - user.machine.added [user]: {userName, name, description} (no description when bootstrap or recover-admin made the admin).
+   * - user.human.added [user]: {userName, profile {firstName, lastName, nickName, displayName, preferredLanguage, gender}, email,
+   *   emailVerified, phone (E.164, or null), phoneVerified (null without phone), password (`set`, `imported:<scheme>` with scheme
+   *   `bcrypt`, `argon2`, `scrypt`, `pbkdf2`, `sha-crypt` or `md5-crypt`, or `none`), passwordChangeRequired, otpConfigured,
+   *   idpLinks [{configId, externalUserId}], state (`initial` or `active`)}.
+   * - user.code.added [user]: {kind (`email`, `init` or `passwordless`), codeId, expiresAt}; never the code.
+   * - user.notification.queued [user]: {template (`user.initialization` or `user.verification`), outboxId (the `notification` aggregate id)}.
+   * - user.email.changed [user]: {email, verified}.
+   * - user.email.verified [user]: {email, codeId (the code used)}.
+   * - user.email.verification.failed [user]: {outcome: "invalid" (a wrong code; it used up one attempt), codeId}.
+   * - user.pat.added [user]: {tokenId, expirationDate (null: never expires)}.
+   * - user.pat.removed [user]: {tokenId}; when granting the user a role revoked a token its issuer could not have granted that
+   *   role with: {tokenId, reason: "issuer_below_new_role", issuerUserId}.
+   * - user.deactivated, user.reactivated, user.locked, user.unlocked [user]: {}.
+   * - user.removed [user]: {userName, tokenIds, idpLinks [{idpId, externalUserId}], outboxIds (every mail queued for the user)}.
+   * - user.idp_link.removed [user]: {idpId, externalUserId, cause: "idp.removed"}; resource_owner is the user's organization.
+   * - smtp.added [smtp]: {senderAddress, senderName, tls, host, user, hasPassword}.
+   * - smtp.changed [smtp]: {senderAddress, senderName, tls, host, user, hasPassword, passwordDropped}.
+   * - smtp.password.set, smtp.removed [smtp]: {}.
+   * - notification.copied [notification]: {template, file (the .eml copy written while no SMTP configuration exists)} (system).
+   * - notification.sent [notification]: {template, attempt, host, response (the SMTP server's answer)} (system).
+   * - notification.attempt.failed [notification]: {template, attempt, host, error, nextAttemptAt} (system).
+   * - notification.failed [notification]: {template, attempt, host, error}; delivery given up (system).
+   * - notification.cancelled [notification]: {template, cause: "user.removed"}; a pending mail dropped with its user.
+   * - project.added, project.changed, project.removed [project]: {name}.
+   * - project.deactivated, project.reactivated [project]: {}.
+   * - project.role.added [project]: {roleKey, displayName}. project.role.removed [project]: {roleKey}.
+   * - project.grant.added [project.grant]: {projectId, grantedOrganizationId, roleKeys}.
+   * - project.grant.changed [project.grant]: {roleKeys (now), removedRoleKeys}.
+   * - project.grant.removed [project.grant]: {projectId, grantedOrganizationId}.
+   * - application.added [application]: {projectId, name, clientId (null for SAML), settings: OIDC {type: "oidc", redirectUris,
+   *   appType, authMethod, responseTypes, grantTypes}, API {type: "api", authMethod}, SAML {type: "saml", entityId, metadataXml,
+   *   metadataUrl}} (enum values as numbers).
+   * - application.changed [application]: {name}. application.deactivated, application.reactivated [application]: {}.
+   * - application.removed [application]: {projectId, name, clientId}.
+   * - application.client_secret.regenerated [application]: {clientId}.
+   * - idp.added [idp]: {name, issuer, clientId, scopes, stylingType, autoRegister, instanceLevel}; resource_owner is the
+   *   instance for an instance-level IDP.
+   * - idp.changed [idp]: {name, stylingType, autoRegister}.
+   * - idp.removed [idp]: {name, instanceLevel, linksRemoved (how many user links went with it)}.
    *
    * @generated from field: google.protobuf.Struct payload = 7;
    */
