@@ -43,7 +43,7 @@ async function commitGrantChange(deps: Deps, caller: Caller, grant: ProjectGrant
     return { details: detailsOfChange(await commitAs(deps, caller, change), span?.first) };
   } catch (error) {
     if (!(error instanceof DomainError && error.reason === "store.condition_failed")) throw error;
-    if (!(await deps.store.findProjectGrantById(grant.id))) throw grantNotFound(grant.id);
+    if (!(await deps.store.findProjectGrantById(grant.id))) throw grantNotFound(grant);
     throw error;
   }
 }
@@ -59,7 +59,10 @@ export async function updateProjectGrant(deps: Deps, caller: Caller, input: Gran
   const violations = input.roleKeys.flatMap((key, index) =>
     defined.has(key) ? [] : [{ field: `role_keys[${index}]`, description: `the project has no role ${key}`, rule: "project.role.not_found" }],
   );
-  if (violations.length > 0) throw invalidArgument("project.role.not_found", "role keys must be roles of the project", violations);
+  if (violations.length > 0) {
+    const unknown = input.roleKeys.filter((key) => !defined.has(key));
+    throw invalidArgument("project.role.not_found", "role keys must be roles of the project", violations, { roleKeys: unknown.join(",") });
+  }
   const roleKeys = [...new Set(input.roleKeys)];
   if (sameSet(roleKeys, grant.roleKeys)) {
     const span = await deps.store.aggregateSpan("project.grant", grant.id);
@@ -92,4 +95,6 @@ function sameSet(a: string[], b: string[]): boolean {
   return a.length === b.length && a.every((key) => b.includes(key));
 }
 
-const grantNotFound = (grantId: string) => notFound("project.grant.not_found", "the project grant does not exist", { grantId });
+// The same answer (and metadata) as the lookup before the change (src/access/select-project.ts).
+const grantNotFound = (grant: ProjectGrantRow) =>
+  notFound("project.grant.not_found", "the project grant does not exist", { projectId: grant.projectId, grantId: grant.id });

@@ -171,15 +171,26 @@ describe("project, grant, role and application errors name what they are about (
     expect({ code: error.code, reason: error.reason, metadata: error.metadata }).toEqual({ code, reason, metadata });
   });
 
-  it.each(PROTOCOLS)("CreateProjectGrant: an organization that does not exist is named by the id sent, and by nothing else (%s)", async (protocol) => {
-    // The key is left open here: README lists `organizationId`, the request field is `granted_organization_id`.
+  it.each(PROTOCOLS)("CreateProjectGrant: an organization that does not exist is named as organizationId (README: by the kind of object) (%s)", async (protocol) => {
     const projectId = await freshProject();
     const grantedOrganizationId = unknown("org");
     const error = await failure(projects(protocol).createProjectGrant({ projectId, grantedOrganizationId, roleKeys: ["reader"] }));
-    expect({ code: error.code, reason: error.reason, ids: Object.values(error.metadata) }).toEqual({
+    expect({ code: error.code, reason: error.reason, metadata: error.metadata }).toEqual({
       code: Code.FailedPrecondition,
       reason: "organization.not_found",
-      ids: [grantedOrganizationId],
+      metadata: { organizationId: grantedOrganizationId },
+    });
+  });
+
+  it.each(PROTOCOLS)("UpdateProjectGrant: the role keys the project does not define are named under roleKeys and as field violations (%s)", async (protocol) => {
+    const projectId = await freshProject();
+    const { grantId } = await projects(protocol).createProjectGrant({ projectId, grantedOrganizationId: w.orgB, roleKeys: ["reader"] });
+    const error = await failure(projects(protocol).updateProjectGrant({ projectId, grantId, roleKeys: ["ghost", "reader", "phantom"] }));
+    expect({ code: error.code, reason: error.reason, metadata: error.metadata, fields: error.fields }).toEqual({
+      code: Code.InvalidArgument,
+      reason: "project.role.not_found",
+      metadata: { roleKeys: "ghost,phantom" },
+      fields: ["role_keys[0]", "role_keys[2]"],
     });
   });
 });

@@ -26,6 +26,6 @@ describe("RemoveUser with interleaving requests", () => {
     const asOwner = (userId: string): Caller => ({ ...ownerCaller(userId, orgId, instanceId), requestedOrgId: orgId });
     const outcomes = await Promise.allSettled([removeUser(deps, asOwner(first.userId), second.userId), removeUser(deps, asOwner(second.userId), first.userId)]);
     expect(outcomes.filter((outcome) => outcome.status === "fulfilled")).toHaveLength(1);
-    expect(outcomes.find((outcome) => outcome.status === "rejected")?.reason).toMatchObject({ kind: "failed_precondition", reason: "member.last_owner" });
+    expect(outcomes.find((outcome) => outcome.status === "rejected")?.reason).toMatchObject({ kind: "failed_precondition", reason: "member.last_owner", metadata: { role: "IAM_OWNER" } });
   });
 });

@@ -41,7 +41,7 @@ describe("grant changes that lose a race", () => {
     const grantId = await newGrant();
     const deps = interleavedDeps(t, () => projects().removeProjectGrant({ projectId, grantId }));
     const error = await updateProjectGrant(deps, caller, { projectId, grantId, roleKeys: ["a", "b"] }).catch((e: unknown) => e);
-    expect(typed(error as never)).toEqual({ kind: "not_found", reason: "project.grant.not_found", metadata: { grantId } });
+    expect(typed(error as never)).toEqual({ kind: "not_found", reason: "project.grant.not_found", metadata: { projectId, grantId } });
     expect(await eventTypesOf(t, "project.grant", grantId)).toEqual(["project.grant.added", "project.grant.removed"]);
   });
 
@@ -50,7 +50,7 @@ describe("grant changes that lose a race", () => {
     const deps = racingDeps(t);
     const { succeeded, refusals } = await race([1, 2].map(() => removeProjectGrant(deps, caller, { projectId, grantId })));
     expect(succeeded).toBe(1);
-    expect(refusals.map(typed)).toEqual([{ kind: "not_found", reason: "project.grant.not_found", metadata: { grantId } }]);
+    expect(refusals.map(typed)).toEqual([{ kind: "not_found", reason: "project.grant.not_found", metadata: { projectId, grantId } }]);
     expect(await eventTypesOf(t, "project.grant", grantId)).toEqual(["project.grant.added", "project.grant.removed"]);
   });
 
