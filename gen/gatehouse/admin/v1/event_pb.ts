@@ -175,6 +175,7 @@ export type Event = Message<"gatehouse.admin.v1.Event"> & {
    * - smtp.added [smtp]: {senderAddress, senderName, tls, host, user, hasPassword}.
    * - smtp.changed [smtp]: {senderAddress, senderName, tls, host, user, hasPassword, passwordDropped}.
    * - smtp.password.set, smtp.removed [smtp]: {}.
+   * - notification.* events are about one queued mail (aggregate id: its outboxId) and owned by the instance:
    * - notification.copied [notification]: {template, file (the .eml copy written while no SMTP configuration exists)} (system).
    * - notification.sent [notification]: {template, attempt, host, response (the SMTP server's answer)} (system).
    * - notification.attempt.failed [notification]: {template, attempt, host, error, nextAttemptAt} (system).
