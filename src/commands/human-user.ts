@@ -128,7 +128,16 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
       // No password, hash, OTP secret or code: only what they are.
       payload: {
         userName: input.userName,
-        profile: { ...input.profile, displayName },
+        // Named, not spread: the API hands in the protobuf message, whose internal keys ($typeName) must not
+        // reach the audit trail.
+        profile: {
+          firstName: input.profile.firstName,
+          lastName: input.profile.lastName,
+          nickName: input.profile.nickName,
+          displayName,
+          preferredLanguage: input.profile.preferredLanguage,
+          gender: input.profile.gender,
+        },
         email,
         emailVerified: input.email.isEmailVerified,
         phone,
