@@ -59,9 +59,9 @@ export async function updateSmtpConfig(deps: Deps, caller: Caller, input: SmtpSe
   const instanceId = caller.principal.instanceId;
   const settings = checkSmtpSettings(input);
   const current = await existingConfig(deps, instanceId);
-  if (sameSettings(current, settings)) return { details: await readDetails(deps.store, "smtp", instanceId), passwordDropped: false };
+  if (sameSettings(current, settings)) return { details: await readDetails(deps.store, "smtp", instanceId, EventType.smtpAdded), passwordDropped: false };
   const dropPassword = dropsPassword(current, settings) && current.passwordSealed !== null;
-  const span = await deps.store.aggregateSpan("smtp", instanceId);
+  const span = await smtpSpan(deps, instanceId);
   const events = await commitAs(deps, caller, {
     writes: [{ kind: "smtp.update", instanceId, settings, dropPassword }],
     events: [
@@ -81,7 +81,7 @@ export async function setSmtpPassword(deps: Deps, caller: Caller, input: { passw
   requireInstancePermission(caller, "iam.write");
   const instanceId = caller.principal.instanceId;
   await existingConfig(deps, instanceId);
-  const span = await deps.store.aggregateSpan("smtp", instanceId);
+  const span = await smtpSpan(deps, instanceId);
   const events = await commitAs(deps, caller, {
     writes: [{ kind: "smtp.setPassword", instanceId, passwordSealed: sealSecret(deps.masterKey, input.password, smtpPasswordContext(instanceId)) }],
     events: [{ aggregateType: "smtp", aggregateId: instanceId, type: EventType.smtpPasswordSet, payload: {}, resourceOwner: instanceId }],
@@ -93,7 +93,7 @@ export async function removeSmtpConfig(deps: Deps, caller: Caller) {
   requireInstancePermission(caller, "iam.write");
   const instanceId = caller.principal.instanceId;
   await existingConfig(deps, instanceId);
-  const span = await deps.store.aggregateSpan("smtp", instanceId);
+  const span = await smtpSpan(deps, instanceId);
   const events = await commitAs(deps, caller, {
     writes: [{ kind: "smtp.delete", instanceId }],
     events: [{ aggregateType: "smtp", aggregateId: instanceId, type: EventType.smtpRemoved, payload: {}, resourceOwner: instanceId }],
@@ -128,3 +128,6 @@ export async function testSmtpConfig(
   const password = saved.passwordSealed ? openSecret(deps.masterKey, saved.passwordSealed, smtpPasswordContext(instanceId)) : undefined;
   return testSmtp(saved, password, client, receiver);
 }
+
+/** The configuration's events since it was last created: one removed and created again is a new configuration. */
+const smtpSpan = (deps: Deps, instanceId: string) => deps.store.aggregateSpan("smtp", instanceId, EventType.smtpAdded);

@@ -3,8 +3,8 @@ import { type Details, detailsOf } from "../events/details.js";
 import type { Store } from "../store/store.js";
 
 /** Details of an object on read: its last event's sequence and time, its first event's time. */
-export async function readDetails(store: Store, type: AggregateType, id: string): Promise<Details> {
-  const span = await store.aggregateSpan(type, id);
+export async function readDetails(store: Store, type: AggregateType, id: string, createdBy?: string): Promise<Details> {
+  const span = await store.aggregateSpan(type, id, createdBy);
   if (!span) throw new Error(`${type} ${id} has no events`);
   return detailsOf(span.last, span.first.createdAt);
 }

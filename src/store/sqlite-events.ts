@@ -64,6 +64,13 @@ export function createSqliteEventLog(db: GatehouseDb) {
       .prepare();
   const firstOf = spanEdge("asc");
   const lastOf = spanEdge("desc");
+  const lastCreation = db
+    .select()
+    .from(events)
+    .where(and(ofAggregate, eq(events.type, sql.placeholder("createdBy"))))
+    .orderBy(desc(events.aggregateVersion))
+    .limit(1)
+    .prepare();
 
   return {
     /** Appends one event. Must run inside the commit's transaction (it is synchronous by design). */
@@ -90,8 +97,8 @@ export function createSqliteEventLog(db: GatehouseDb) {
       return db.select({ n: count() }).from(events).where(conditions(filter)).get()?.n ?? 0;
     },
 
-    span(type: string, id: string): AggregateSpan | undefined {
-      const first = firstOf.get({ type, id });
+    span(type: string, id: string, createdBy?: string): AggregateSpan | undefined {
+      const first = createdBy === undefined ? firstOf.get({ type, id }) : lastCreation.get({ type, id, createdBy });
       const last = lastOf.get({ type, id });
       return first && last ? { first: toStoredEvent(first), last: toStoredEvent(last) } : undefined;
     },

@@ -325,8 +325,8 @@ export function createSqliteStore(options: SqliteOptions): Store {
     async countEvents(filter) {
       return eventLog.count(filter);
     },
-    async aggregateSpan(aggregateType, aggregateId) {
-      return eventLog.span(aggregateType, aggregateId);
+    async aggregateSpan(aggregateType, aggregateId, createdBy) {
+      return eventLog.span(aggregateType, aggregateId, createdBy);
     },
     async close() {
       if (sqlite.open) sqlite.close();

@@ -240,7 +240,11 @@ export interface Store {
 
   listEvents(filter: EventFilter): Promise<StoredEvent[]>;
   countEvents(filter: Omit<EventFilter, "afterSequence" | "limit">): Promise<number>;
-  aggregateSpan(aggregateType: string, aggregateId: string): Promise<AggregateSpan | undefined>;
+  /**
+   * The aggregate's first and last event. With `createdBy`, "first" is the newest event of that type: an object that
+   * can be removed and created again under the same id (the instance's SMTP configuration) starts anew each time.
+   */
+  aggregateSpan(aggregateType: string, aggregateId: string, createdBy?: string): Promise<AggregateSpan | undefined>;
 
   /** The value sealed under the master key the database was first opened with (see master-key-probe.ts). */
   getMasterKeyProbe(): Promise<string | undefined>;

@@ -276,11 +276,9 @@ describe("details of a change to the SMTP configuration (API.md `details`; owned
     });
   });
 
-  // Finding: the configuration lives on one `smtp` aggregate per instance (its id is the instance id), so a
-  // configuration created again after RemoveSmtpConfig inherits the removed one's first event. Its create
-  // answers the new creation date (a create's two dates are the same), but every later change (and
-  // GetSmtpConfig) answers the removed configuration's creation date. Remove `.fails` once fixed.
-  it.fails("a configuration created again after RemoveSmtpConfig keeps the creation date its create answered (known bug)", async () => {
+  // The configuration lives on one `smtp` aggregate per instance (its id is the instance id); one created again
+  // after RemoveSmtpConfig is a new object, so its creation date is its new create's, not the removed one's.
+  it("a configuration created again after RemoveSmtpConfig keeps the creation date its create answered (it is a new object)", async () => {
     await onFreshServer(async (server, clients) => {
       const smtp = smtpOf(clients, server);
       const instanceId = await instanceIdOf(clients, server.adminToken);
@@ -294,6 +292,8 @@ describe("details of a change to the SMTP configuration (API.md `details`; owned
       expect(details?.sequence).toBeGreaterThan(again.details?.sequence ?? 0n);
       expect(details?.resourceOwner).toBe(instanceId);
       expect({ creationDate: dateOf(details?.creationDate), changeDate: dateOf(details?.changeDate) }).toEqual({ creationDate: createdAt(again), changeDate: changedAt });
+      const read = (await smtp("connect-proto-h2c").getSmtpConfig({})).config?.details;
+      expect({ creationDate: dateOf(read?.creationDate), sequence: read?.sequence }).toEqual({ creationDate: createdAt(again), sequence: details?.sequence });
     });
   });
 });

@@ -56,6 +56,18 @@ describe("SQLite store", () => {
     expect(span?.last.sequence).toBe(4);
   });
 
+  it("a span since the newest creation event starts there: an object created again under the same id starts anew", async () => {
+    await store.commit(instance);
+    await store.commit(base([user("u1", "alice")], [userAdded("u1")]));
+    const [, recreated] = await store.commit(base([], [{ ...userAdded("u1"), type: "user.removed" }, userAdded("u1")]));
+    await store.commit(base([], [{ ...userAdded("u1"), type: "user.changed" }]));
+    const span = await store.aggregateSpan("user", "u1", userAdded("u1").type);
+    expect(span?.first.sequence).toBe(recreated!.sequence);
+    expect(span?.last.aggregateVersion).toBe(4);
+    expect((await store.aggregateSpan("user", "u1"))?.first.aggregateVersion).toBe(1);
+    expect(await store.aggregateSpan("user", "u1", "user.never")).toBeUndefined();
+  });
+
   it("maps a unique violation to the rule's DomainError and writes nothing of that commit", async () => {
     await store.commit(instance);
     await store.commit(base([user("u1", "alice")], [userAdded("u1")]));
