@@ -61,7 +61,7 @@ export async function verifyEmail(deps: Deps, caller: Caller, input: { userId: s
       }, at));
       throw invalidArgument("email_code.invalid", "the code is not valid", [], { attemptsLeft });
     }
-    // Stryker disable next-line ConditionalExpression: a used code (usedAt set) returned above as "no code pending", so checkCode never says "used" here
+    // Stryker disable next-line ConditionalExpression,StringLiteral: a used code (usedAt set) returned above as "no code pending", so checkCode never says "used" here
     case "used":
       // Stryker disable next-line StringLiteral: unreachable, see the case above
       throw invalidArgument("email_code.invalid", "the code is not valid");

@@ -110,7 +110,7 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
         emailKey: emailKey(email),
         emailVerified: input.email.isEmailVerified,
         phone,
-        // Stryker disable next-line BooleanLiteral: a phone is set only from input.phone, whose is_phone_verified is a proto bool (never undefined), so the fallback is never taken
+        // Stryker disable next-line BooleanLiteral,OptionalChaining: a phone is set only from input.phone (so input.phone is there), whose is_phone_verified is a proto bool (never undefined), so the fallback is never taken
         phoneVerified: phone ? (input.phone?.isPhoneVerified ?? false) : null,
         passwordHash,
         passwordChangeRequired: input.passwordChangeRequired,
@@ -141,7 +141,7 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
         email,
         emailVerified: input.email.isEmailVerified,
         phone,
-        // Stryker disable next-line BooleanLiteral: a phone is set only from input.phone, whose is_phone_verified is a proto bool (never undefined), so the fallback is never taken
+        // Stryker disable next-line BooleanLiteral,OptionalChaining: a phone is set only from input.phone (so input.phone is there), whose is_phone_verified is a proto bool (never undefined), so the fallback is never taken
         phoneVerified: phone ? (input.phone?.isPhoneVerified ?? false) : null,
         password: input.password ? "set" : imported ? `imported:${imported.scheme}` : "none",
         passwordChangeRequired: input.passwordChangeRequired,

@@ -48,6 +48,7 @@ export async function changeOrganizationState(deps: Deps, caller: Caller, organi
  */
 async function refuseProtected(deps: Deps, caller: Caller, organization: OrganizationRow): Promise<void> {
   const instance = await deps.store.getInstance();
+  // Stryker disable next-line OptionalChaining: the instance exists from bootstrap on (a server serves only a bootstrapped database); the chain only satisfies the type
   if (instance?.defaultOrgId === organization.id) {
     throw failedPrecondition("organization.default", "the instance's default organization cannot be deactivated");
   }

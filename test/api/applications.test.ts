@@ -68,10 +68,15 @@ describe("creating applications", () => {
   });
 
   it("creates a SAML app from metadata XML and reads the entityID, or from an https URL", async () => {
-    const fromXml = await apps().createSamlApplication({ projectId, name: "SAML SP", metadata: { case: "metadataXml", value: metadata("https://sp.example.com/saml") } });
+    const xml = metadata("https://sp.example.com/saml");
+    const fromXml = await apps().createSamlApplication({ projectId, name: "SAML SP", metadata: { case: "metadataXml", value: xml } });
     const { app } = await apps().getApplication({ projectId, appId: fromXml.appId });
-    expect(app?.config).toMatchObject({ case: "saml", value: { entityId: "https://sp.example.com/saml" } });
-    await apps().createSamlApplication({ projectId, name: "SAML by URL", metadata: { case: "metadataUrl", value: "https://sp.example.com/metadata" } });
+    // SamlConfig: the XML as given, when given; the URL, when given. One or the other, never both.
+    expect(app?.config).toMatchObject({ case: "saml", value: { entityId: "https://sp.example.com/saml", metadataXml: xml, metadataUrl: "" } });
+    const fromUrl = await apps().createSamlApplication({ projectId, name: "SAML by URL", metadata: { case: "metadataUrl", value: "https://sp.example.com/metadata" } });
+    // Gatehouse does not fetch the metadata at creation, so the entity id is not known yet.
+    const { app: byUrl } = await apps().getApplication({ projectId, appId: fromUrl.appId });
+    expect(byUrl?.config).toMatchObject({ case: "saml", value: { entityId: "", metadataXml: "", metadataUrl: "https://sp.example.com/metadata" } });
   });
 
   it.each([

@@ -111,7 +111,8 @@ describe("CreateHumanUser rules", () => {
     expect(weak).toMatchObject({ code: Code.InvalidArgument, reason: "password.policy" });
     expect(weak.rules).toEqual(["password.policy.min_length", "password.policy.uppercase", "password.policy.digit", "password.policy.symbol"]);
     const both = await failure(users().createHumanUser(human({ password: "Sup3r-secret!", hashedPassword: { value: fixtures.hashes[0]!.hash } })));
-    expect(both).toMatchObject({ code: Code.InvalidArgument, reason: "password.exclusive", fields: ["password", "hashed_password"] });
+    // Both fields are named, each with the rule it breaks together with the other.
+    expect(both).toMatchObject({ code: Code.InvalidArgument, reason: "password.exclusive", fields: ["password", "hashed_password"], rules: ["password.exclusive", "password.exclusive"] });
   });
 
   it("hashes a plain password with argon2id and stores an imported hash as given", async () => {
