@@ -38,6 +38,9 @@ export async function verifyEmail(deps: Deps, caller: Caller, input: { userId: s
   const verdict = checkCode(deps.masterKey, code, input.verificationCode, at);
   switch (verdict) {
     case "ok": {
+      // INITIAL only for the unverified email: it has a way to sign in (a password, an imported hash or a
+      // passwordless registration), so the verified user is ACTIVE — as it would have been created with it.
+      const activate = user.state === "initial" && (user.passwordHash !== null || (await deps.store.findCode(user.id, "passwordless")) !== undefined);
       const events = await claimed(() => commitAs(
         deps,
         caller,
@@ -45,7 +48,7 @@ export async function verifyEmail(deps: Deps, caller: Caller, input: { userId: s
           writes: [
             { kind: "code.claimAttempt", id: code.id, max: MAX_CODE_ATTEMPTS },
             { kind: "code.use", id: code.id, at: at.getTime() },
-            { kind: "user.emailVerified", id: user.id, activate: user.state === "initial" && user.passwordHash !== null },
+            { kind: "user.emailVerified", id: user.id, activate },
           ],
           events: [{ aggregateType: "user", aggregateId: user.id, type: EventType.userEmailVerified, payload: { email: user.email, codeId: code.id }, resourceOwner: user.orgId }],
         },

@@ -79,6 +79,20 @@ describe("VerifyEmail and the user's state (user.proto UserState: INITIAL until 
     expect(user?.state).toBe(UserState.ACTIVE);
   });
 
+  it("makes an INITIAL user with a passwordless registration and no password ACTIVE (it has a way to sign in)", async () => {
+    n += 1;
+    const { userId } = await users().createHumanUser({
+      userName: `passwordless-user-${n}`,
+      profile: { firstName: "Pass", lastName: `Key ${n}` },
+      email: { email: `passwordless-${n}@example.com`, isEmailVerified: false },
+      requestPasswordlessRegistration: true,
+    });
+    const { verificationCode } = await users().resendEmailCode({ userId, returnCode: true });
+    expect((await userOf(userId))?.state).toBe(UserState.INITIAL);
+    await users().verifyEmail({ userId, verificationCode: verificationCode! });
+    expect((await userOf(userId))?.state).toBe(UserState.ACTIVE);
+  });
+
   it("leaves an INITIAL user without a password INITIAL: the email is verified, but it still has to set a password", async () => {
     const { userId, code } = await unverifiedUser();
     await users().verifyEmail({ userId, verificationCode: code });

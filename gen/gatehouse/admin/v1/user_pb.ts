@@ -1381,7 +1381,8 @@ export const UserService: GenService<{
    * Allowed for the user themself, or a caller with `user.write` in the user's organization; others get
    * permission_denied (403), for an unknown id too, so they cannot learn which users exist. Only a
    * caller with `user.write` in every organization (IAM_OWNER) gets not_found for an unknown id.
-   * The code matches case-insensitively, surrounding white space ignored.
+   * The code matches case-insensitively, surrounding white space ignored. A verified INITIAL user that has a
+   * way to sign in (a password, an imported hash or a passwordless registration) becomes ACTIVE.
    * Every attempt against a pending code (right or wrong; at most five per code) is recorded as an
    * event; an attempt when no code is pending (none sent, used, exhausted, expired) appends none.
    * Errors: not_found (`user.not_found`, 404), invalid_argument (`email_code.invalid` for a wrong code, or
