@@ -232,6 +232,10 @@ export function createSqliteWrites(db: GatehouseDb) {
       case "outbox.copied":
         db.update(outbox).set({ copiedAt: write.at }).where(eq(outbox.id, write.id)).run();
         return;
+      default:
+        // A write the store does not know must fail the commit, never be skipped silently (the type system
+        // rules it out; this guards what it cannot see, such as a row built at run time).
+        throw new Error(`unknown row write ${JSON.stringify((write as { kind?: unknown }).kind)}`);
     }
   };
 }

@@ -56,6 +56,15 @@ describe("SQLite store", () => {
     expect(span?.last.sequence).toBe(4);
   });
 
+  it("a commit with a row write of no known kind fails whole: nothing of it is written", async () => {
+    await store.commit(instance);
+    const before = await store.countEvents({});
+    const unknownWrite = { kind: "user.teleport", id: "u1" } as unknown as Commit["writes"][number];
+    await expect(store.commit(base([user("u1", "alice"), unknownWrite], [userAdded("u1")]))).rejects.toThrow(/unknown row write "user.teleport"/);
+    expect(await store.findUserById("u1")).toBeUndefined();
+    expect(await store.countEvents({})).toBe(before);
+  });
+
   it("a span since the newest creation event starts there: an object created again under the same id starts anew", async () => {
     await store.commit(instance);
     await store.commit(base([user("u1", "alice")], [userAdded("u1")]));
