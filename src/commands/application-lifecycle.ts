@@ -8,6 +8,7 @@ import type { ApplicationRow } from "../store/rows.js";
 import type { RowWrite } from "../store/store.js";
 import { randomSecret, sha256Hex } from "../support/crypto.js";
 import { commitAs } from "./commit-as.js";
+import { spanOf } from "../queries/details.js";
 
 interface AppIds {
   projectId: string;
@@ -35,13 +36,13 @@ async function commitAppChange(
   target: { organizationId: string; app: ApplicationRow },
   change: { write: RowWrite; type: string; payload: Record<string, unknown>; recheck?: (now: ApplicationRow) => void },
 ) {
-  const span = await deps.store.aggregateSpan("application", target.app.id);
+  const span = await spanOf(deps.store, "application", target.app.id);
   try {
     const events = await commitAs(deps, caller, {
       writes: [change.write],
       events: [{ aggregateType: "application", aggregateId: target.app.id, type: change.type, payload: change.payload, resourceOwner: target.organizationId }],
     });
-    return { details: detailsOfChange(events, span?.first) };
+    return { details: detailsOfChange(events, span.first) };
   } catch (error) {
     if (!(error instanceof DomainError && error.reason === "store.condition_failed")) throw error;
     const now = await deps.store.findApplicationById(target.app.id);

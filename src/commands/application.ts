@@ -7,7 +7,7 @@ import { parseSamlEntityId } from "../domain/saml-metadata.js";
 import { checkHttpsUrl, checkRedirectUris } from "../domain/urls.js";
 import { detailsOfChange, detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
-import { readDetails } from "../queries/details.js";
+import { readDetails, spanOf } from "../queries/details.js";
 import type { ApplicationSettings } from "../store/schema/application.js";
 import { randomSecret, sha256Hex } from "../support/crypto.js";
 import { commitAs } from "./commit-as.js";
@@ -127,12 +127,12 @@ export async function updateApplication(deps: Deps, caller: Caller, input: { pro
     throw notFound("application.not_found", "the application does not exist in this project", { appId: input.appId });
   }
   if (app.name === input.name) return { details: await readDetails(deps.store, "application", app.id) };
-  const span = await deps.store.aggregateSpan("application", app.id);
+  const span = await spanOf(deps.store, "application", app.id);
   const events = await commitAs(deps, caller, {
     writes: [{ kind: "application.rename", id: app.id, name: input.name, nameKey: uniquenessKey(input.name) }],
     events: [
       { aggregateType: "application", aggregateId: app.id, type: EventType.applicationChanged, payload: { name: input.name }, resourceOwner: organization.id },
     ],
   });
-  return { details: detailsOfChange(events, span?.first) };
+  return { details: detailsOfChange(events, span.first) };
 }

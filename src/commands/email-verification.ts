@@ -13,6 +13,7 @@ import type { OrganizationRow, UserRow } from "../store/rows.js";
 import type { RowWrite } from "../store/store.js";
 import { commitAs } from "./commit-as.js";
 import { issueCode } from "./one-time-code.js";
+import { spanOf } from "../queries/details.js";
 
 /** VerifyEmail's details: the attempt's event, no creation date, owned by the user's organization. */
 function attemptDetails(events: Awaited<ReturnType<typeof commitAs>>): Details {
@@ -136,7 +137,7 @@ async function sendEmailCode(deps: Deps, caller: Caller, organization: Organizat
 export async function setEmail(deps: Deps, caller: Caller, input: { userId: string; email: string; isVerified: boolean; returnCode: boolean }) {
   const { organization, user } = await manageableHuman(deps, caller, input.userId, true);
   const email = normalizeEmail(input.email, "email");
-  const span = await deps.store.aggregateSpan("user", user.id);
+  const span = await spanOf(deps.store, "user", user.id);
   const change = {
     writes: [{ kind: "user.emailChange" as const, id: user.id, email, emailKey: emailKey(email), verified: input.isVerified }],
     events: [{ aggregateType: "user" as const, aggregateId: user.id, type: EventType.userEmailChanged, payload: { email, verified: input.isVerified }, resourceOwner: user.orgId }],
@@ -144,17 +145,17 @@ export async function setEmail(deps: Deps, caller: Caller, input: { userId: stri
   if (input.isVerified) {
     // A pending code must not verify the new address later.
     const committed = await commitAs(deps, caller, { writes: [...change.writes, { kind: "code.void", userId: user.id, codeKind: "email" }], events: change.events });
-    return { details: detailsOfChange(committed, span?.first) };
+    return { details: detailsOfChange(committed, span.first) };
   }
   const { committed, verificationCode } = await sendEmailCode(deps, caller, organization, user, email, input.returnCode, change);
-  return { details: detailsOfChange(committed, span?.first), verificationCode };
+  return { details: detailsOfChange(committed, span.first), verificationCode };
 }
 
 export async function resendEmailCode(deps: Deps, caller: Caller, input: { userId: string; returnCode: boolean }) {
   const { organization, user } = await manageableHuman(deps, caller, input.userId, input.returnCode);
   if (user.emailVerified) throw failedPrecondition("email.already_verified", "the email is verified already");
-  const span = await deps.store.aggregateSpan("user", user.id);
+  const span = await spanOf(deps.store, "user", user.id);
   // Stryker disable next-line StringLiteral: a human user always has an email (CreateHumanUser and SetEmail require one); the fallback only satisfies the type
   const { committed, verificationCode } = await sendEmailCode(deps, caller, organization, user, user.email ?? "", input.returnCode, { writes: [], events: [] });
-  return { details: detailsOfChange(committed, span?.first), verificationCode };
+  return { details: detailsOfChange(committed, span.first), verificationCode };
 }

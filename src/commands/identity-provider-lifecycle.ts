@@ -7,6 +7,7 @@ import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
 import type { RowWrite } from "../store/store.js";
 import { commitAs } from "./commit-as.js";
+import { spanOf } from "../queries/details.js";
 
 /**
  * Removes an identity provider of the selected organization, or of the instance, with every user's
@@ -24,7 +25,7 @@ export async function removeIdentityProvider(deps: Deps, caller: Caller, idpId: 
   const idp = await deps.store.findIdentityProviderById(idpId);
   if (!idp || !removableOwners.includes(idp.ownerId)) throw idpNotFound(idpId);
 
-  const [span, links] = await Promise.all([deps.store.aggregateSpan("idp", idp.id), deps.store.listIdpLinksOfIdp(idp.id)]);
+  const [span, links] = await Promise.all([spanOf(deps.store, "idp", idp.id), deps.store.listIdpLinksOfIdp(idp.id)]);
   const writes: RowWrite[] = [
     ...links.map((link): RowWrite => ({ kind: "userIdpLink.delete", idpId: idp.id, externalUserId: link.externalUserId })),
     { kind: "identityProvider.delete", id: idp.id },
@@ -46,7 +47,7 @@ export async function removeIdentityProvider(deps: Deps, caller: Caller, idpId: 
     },
   ];
   try {
-    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events }), span?.first) };
+    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events }), span.first) };
   } catch (error) {
     // Removed concurrently: answer as the call after it would.
     if (error instanceof DomainError && error.reason === "store.condition_failed" && !(await deps.store.findIdentityProviderById(idp.id))) {

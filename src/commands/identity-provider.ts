@@ -7,7 +7,7 @@ import { uniquenessKey } from "../domain/names.js";
 import { checkHttpsUrl } from "../domain/urls.js";
 import { detailsOfChange, detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
-import { readDetails } from "../queries/details.js";
+import { readDetails, spanOf } from "../queries/details.js";
 import { sealSecret } from "../support/secret-box.js";
 import { commitAs } from "./commit-as.js";
 
@@ -90,7 +90,7 @@ export async function updateIdentityProvider(
   if (idp.name === fields.name && idp.stylingType === fields.stylingType && idp.autoRegister === fields.autoRegister) {
     return { details: await readDetails(deps.store, "idp", idp.id) };
   }
-  const span = await deps.store.aggregateSpan("idp", idp.id);
+  const span = await spanOf(deps.store, "idp", idp.id);
   const events = await commitAs(deps, caller, {
     writes: [{ kind: "identityProvider.replace", id: idp.id, fields }],
     events: [
@@ -103,5 +103,5 @@ export async function updateIdentityProvider(
       },
     ],
   });
-  return { details: detailsOfChange(events, span?.first) };
+  return { details: detailsOfChange(events, span.first) };
 }

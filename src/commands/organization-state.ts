@@ -5,6 +5,7 @@ import { detailsOfChange } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import type { OrganizationRow } from "../store/rows.js";
 import { commitAs } from "./commit-as.js";
+import { spanOf } from "../queries/details.js";
 
 export type OrganizationStateChange = "deactivate" | "reactivate";
 
@@ -24,13 +25,13 @@ export async function changeOrganizationState(deps: Deps, caller: Caller, organi
   if (!organization || organization.instanceId !== caller.principal.instanceId) throw organizationNotFound(organizationId);
   if (change === "deactivate") await refuseProtected(deps, caller, organization);
   requireChange(organization, change);
-  const span = await deps.store.aggregateSpan("org", organization.id);
+  const span = await spanOf(deps.store, "org", organization.id);
   try {
     const stored = await commitAs(deps, caller, {
       writes: [{ kind: "organization.setState", id: organization.id, state: wanted[change] }],
       events: [{ aggregateType: "org", aggregateId: organization.id, type: events[change], payload: {}, resourceOwner: organization.id }],
     });
-    return { details: detailsOfChange(stored, span?.first) };
+    return { details: detailsOfChange(stored, span.first) };
   } catch (error) {
     if (!(error instanceof DomainError && error.reason === "store.condition_failed")) throw error;
     const now = await deps.store.findOrganizationById(organization.id);

@@ -11,6 +11,7 @@ import { EventType } from "../events/types.js";
 import { tokenFingerprint } from "../store/fingerprints.js";
 import type { RowWrite } from "../store/store.js";
 import { commitAs } from "./commit-as.js";
+import { spanOf } from "../queries/details.js";
 
 /**
  * Issues a personal access token for a user. A token is the user's credential, so besides
@@ -25,7 +26,7 @@ export async function addPersonalAccessToken(deps: Deps, caller: Caller, input: 
     ]);
   }
   const issued = issueToken(deps.ids.next());
-  const span = await deps.store.aggregateSpan("user", user.id);
+  const span = await spanOf(deps.store, "user", user.id);
   const events = await commitAs(deps, caller, {
     writes: [
       {
@@ -53,7 +54,7 @@ export async function addPersonalAccessToken(deps: Deps, caller: Caller, input: 
       },
     ],
   }, at);
-  return { tokenId: issued.tokenId, token: issued.token, details: detailsOfChange(events, span?.first) };
+  return { tokenId: issued.tokenId, token: issued.token, details: detailsOfChange(events, span.first) };
 }
 
 /**
@@ -65,13 +66,13 @@ export async function removePersonalAccessToken(deps: Deps, caller: Caller, inpu
   const token = await deps.store.findTokenById(input.tokenId);
   const gone = () => notFound("token.not_found", "the user has no such token", { tokenId: input.tokenId });
   if (!token || token.userId !== user.id) throw gone();
-  const span = await deps.store.aggregateSpan("user", user.id);
+  const span = await spanOf(deps.store, "user", user.id);
   try {
     const events = await commitAs(deps, caller, {
       writes: [{ kind: "token.delete", id: token.id }],
       events: [{ aggregateType: "user", aggregateId: user.id, type: EventType.personalAccessTokenRemoved, payload: { tokenId: token.id }, resourceOwner: organization.id }],
     });
-    return { details: detailsOfChange(events, span?.first) };
+    return { details: detailsOfChange(events, span.first) };
   } catch (error) {
     // Removed by a concurrent call between our read and our commit: it is gone either way.
     if (error instanceof DomainError && error.reason === "store.condition_failed") throw gone();

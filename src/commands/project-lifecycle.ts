@@ -10,6 +10,7 @@ import type { RowWrite } from "../store/store.js";
 import { commitAs } from "./commit-as.js";
 import { grantRemoval } from "./project-grant-lifecycle.js";
 import { membershipRemoval } from "./remove-member.js";
+import { spanOf } from "../queries/details.js";
 
 export type ProjectStateChange = "deactivate" | "reactivate";
 
@@ -26,9 +27,9 @@ async function commitProjectChange(
   project: ProjectRow,
   change: { writes: RowWrite[]; events: NewEvent[]; recheck?: (now: ProjectRow) => void },
 ) {
-  const span = await deps.store.aggregateSpan("project", project.id);
+  const span = await spanOf(deps.store, "project", project.id);
   try {
-    return { details: detailsOfChange(await commitAs(deps, caller, change), span?.first) };
+    return { details: detailsOfChange(await commitAs(deps, caller, change), span.first) };
   } catch (error) {
     if (!(error instanceof DomainError && error.reason === "store.condition_failed")) throw error;
     const now = await deps.store.findProjectById(project.id);
@@ -42,9 +43,7 @@ async function commitProjectChange(
 export async function updateProject(deps: Deps, caller: Caller, input: { projectId: string; name: string }) {
   const { organization, project } = await selectProject(deps, caller, input.projectId, "project.write");
   if (project.name === input.name) {
-    const span = await deps.store.aggregateSpan("project", project.id);
-    // Stryker disable next-line StringLiteral: an invariant, not a rule: every row is created with its first event in one commit, so the span exists; the text only reaches the server log
-    if (!span) throw new Error(`project ${project.id} has no events`);
+    const span = await spanOf(deps.store, "project", project.id);
     return { details: detailsOf(span.last, span.first.createdAt) };
   }
   return commitProjectChange(deps, caller, project, {

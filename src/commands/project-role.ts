@@ -6,6 +6,7 @@ import { detailsOfChange } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import type { RowWrite } from "../store/store.js";
 import { commitAs } from "./commit-as.js";
+import { spanOf } from "../queries/details.js";
 
 /**
  * Removes a role key from a project and, in the same transaction, from every grant of the project that
@@ -33,9 +34,9 @@ export async function removeProjectRole(deps: Deps, caller: Caller, input: { pro
   }
   writes.push({ kind: "projectRole.delete", projectId: project.id, roleKey: input.roleKey });
   events.push({ aggregateType: "project", aggregateId: project.id, type: EventType.projectRoleRemoved, payload: { roleKey: input.roleKey }, resourceOwner: organization.id });
-  const span = await deps.store.aggregateSpan("project", project.id);
+  const span = await spanOf(deps.store, "project", project.id);
   try {
-    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events }), span?.first) };
+    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events }), span.first) };
   } catch (error) {
     if (!(error instanceof DomainError && error.reason === "store.condition_failed")) throw error;
     // Removed concurrently: answer as the call after it would.

@@ -9,6 +9,7 @@ import { EventType } from "../events/types.js";
 import { addMember } from "./add-member.js";
 import { commitAs } from "./commit-as.js";
 import { removeMember } from "./remove-member.js";
+import { spanOf } from "../queries/details.js";
 
 export async function createProject(deps: Deps, caller: Caller, input: { name: string }) {
   const organization = await selectOrganization(deps, caller);
@@ -28,7 +29,7 @@ export async function createProject(deps: Deps, caller: Caller, input: { name: s
 
 export async function addProjectRole(deps: Deps, caller: Caller, input: { projectId: string; roleKey: string; displayName: string }) {
   const { organization, project } = await selectProject(deps, caller, input.projectId, "project.role.write");
-  const span = await deps.store.aggregateSpan("project", project.id);
+  const span = await spanOf(deps.store, "project", project.id);
   const events = await commitAs(deps, caller, {
     writes: [{ kind: "projectRole.insert", row: { projectId: project.id, roleKey: input.roleKey, displayName: input.displayName } }],
     events: [
@@ -41,7 +42,7 @@ export async function addProjectRole(deps: Deps, caller: Caller, input: { projec
       },
     ],
   });
-  return { details: detailsOfChange(events, span?.first) };
+  return { details: detailsOfChange(events, span.first) };
 }
 
 export async function addProjectMember(deps: Deps, caller: Caller, input: { projectId: string; userId: string; roles: string[] }) {

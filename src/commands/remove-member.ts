@@ -8,6 +8,7 @@ import { EventType } from "../events/types.js";
 import type { MembershipRow } from "../store/rows.js";
 import type { RowWrite } from "../store/store.js";
 import type { MembershipTarget } from "./add-member.js";
+import { spanOf } from "../queries/details.js";
 
 /** The role the instance must always keep one holder of. */
 export const LAST_OWNER_ROLE = "IAM_OWNER";
@@ -39,13 +40,13 @@ export async function removeMember(deps: Deps, caller: Caller, target: RemovalTa
   if (keep && membership.roles.includes(keep) && (await deps.store.countRoleHolders(target.level, target.scopeId, keep, membership.id)) === 0) {
     throw lastHolder(keep);
   }
-  const span = await deps.store.aggregateSpan("member", membership.id);
+  const span = await spanOf(deps.store, "member", membership.id);
   try {
     const events = await commitAs(deps, caller, {
       writes: [{ kind: "membership.delete", id: membership.id, ...(keep ? { keepRoleHolder: keep } : {}) }],
       events: [membershipRemoval(membership, target).event],
     });
-    return detailsOfChange(events, span?.first);
+    return detailsOfChange(events, span.first);
   } catch (error) {
     if (!(error instanceof DomainError && error.reason === "store.condition_failed")) throw error;
     // Changed concurrently: answer as the call after it would.

@@ -5,7 +5,7 @@ import { invalidArgument, notFound } from "../domain/errors.js";
 import { dropsPassword, parseSmtpHost, sameSettings, smtpPasswordContext, type SmtpSettings } from "../domain/smtp.js";
 import { detailsOfChange, detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
-import { readDetails } from "../queries/details.js";
+import { readDetails, spanOf } from "../queries/details.js";
 import type { SmtpConfigRow } from "../store/rows.js";
 import { openSecret, sealSecret } from "../support/secret-box.js";
 import type { SmtpClientOptions } from "../notify/smtp-transport.js";
@@ -74,7 +74,7 @@ export async function updateSmtpConfig(deps: Deps, caller: Caller, input: SmtpSe
       },
     ],
   });
-  return { details: detailsOfChange(events, span?.first), passwordDropped: dropPassword };
+  return { details: detailsOfChange(events, span.first), passwordDropped: dropPassword };
 }
 
 export async function setSmtpPassword(deps: Deps, caller: Caller, input: { password: string }) {
@@ -86,7 +86,7 @@ export async function setSmtpPassword(deps: Deps, caller: Caller, input: { passw
     writes: [{ kind: "smtp.setPassword", instanceId, passwordSealed: sealSecret(deps.masterKey, input.password, smtpPasswordContext(instanceId)) }],
     events: [{ aggregateType: "smtp", aggregateId: instanceId, type: EventType.smtpPasswordSet, payload: {}, resourceOwner: instanceId }],
   });
-  return { details: detailsOfChange(events, span?.first) };
+  return { details: detailsOfChange(events, span.first) };
 }
 
 export async function removeSmtpConfig(deps: Deps, caller: Caller) {
@@ -98,7 +98,7 @@ export async function removeSmtpConfig(deps: Deps, caller: Caller) {
     writes: [{ kind: "smtp.delete", instanceId }],
     events: [{ aggregateType: "smtp", aggregateId: instanceId, type: EventType.smtpRemoved, payload: {}, resourceOwner: instanceId }],
   });
-  return { details: detailsOfChange(events, span?.first) };
+  return { details: detailsOfChange(events, span.first) };
 }
 
 /**
@@ -130,4 +130,4 @@ export async function testSmtpConfig(
 }
 
 /** The configuration's events since it was last created: one removed and created again is a new configuration. */
-const smtpSpan = (deps: Deps, instanceId: string) => deps.store.aggregateSpan("smtp", instanceId, EventType.smtpAdded);
+const smtpSpan = (deps: Deps, instanceId: string) => spanOf(deps.store, "smtp", instanceId, EventType.smtpAdded);

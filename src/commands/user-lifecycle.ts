@@ -8,6 +8,7 @@ import { EventType } from "../events/types.js";
 import type { RowWrite } from "../store/store.js";
 import { commitAs } from "./commit-as.js";
 import { LAST_OWNER_ROLE, membershipRemoval, removalTargetOf } from "./remove-member.js";
+import { spanOf } from "../queries/details.js";
 
 const stateEvents: Record<UserStateChange, string> = {
   deactivate: EventType.userDeactivated,
@@ -28,13 +29,13 @@ export async function changeUserState(deps: Deps, caller: Caller, userId: string
   if (change === "deactivate" || change === "lock") refuseSelf(caller.principal.userId, user.id);
   const { flag, value } = planStateChange(user, change);
   const write: RowWrite = flag === "inactive" ? { kind: "user.setInactive", id: user.id, inactive: value } : { kind: "user.setLocked", id: user.id, locked: value };
-  const span = await deps.store.aggregateSpan("user", user.id);
+  const span = await spanOf(deps.store, "user", user.id);
   try {
     const events = await commitAs(deps, caller, {
       writes: [write],
       events: [{ aggregateType: "user", aggregateId: user.id, type: stateEvents[change], payload: {}, resourceOwner: organization.id }],
     });
-    return { details: detailsOfChange(events, span?.first) };
+    return { details: detailsOfChange(events, span.first) };
   } catch (error) {
     if (!isConditionFailed(error)) throw error;
     // Changed (or removed) concurrently: answer as the call after it would.
@@ -55,7 +56,7 @@ export async function removeUser(deps: Deps, caller: Caller, userId: string) {
   const { organization, user } = await selectManagedUser(deps, caller, userId);
   refuseSelf(caller.principal.userId, user.id);
   const [span, memberships, tokens, idpLinks, mails] = await Promise.all([
-    deps.store.aggregateSpan("user", user.id),
+    spanOf(deps.store, "user", user.id),
     deps.store.listMembershipsOfUser(user.id),
     deps.store.listTokensOfUser(user.id),
     deps.store.listIdpLinksOfUser(user.id),
@@ -96,7 +97,7 @@ export async function removeUser(deps: Deps, caller: Caller, userId: string) {
     },
   ];
   try {
-    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events }), span?.first) };
+    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events }), span.first) };
   } catch (error) {
     if (!isConditionFailed(error)) throw error;
     if (!(await deps.store.findUserById(user.id))) throw userNotFound(user.id);

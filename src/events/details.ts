@@ -20,9 +20,9 @@ export function detailsOfCreate(events: StoredEvent[]): Details {
 }
 
 /** Details of a write to an object whose first event is `first` (read before the write). */
-export function detailsOfChange(events: StoredEvent[], first: StoredEvent | undefined): Details {
+export function detailsOfChange(events: StoredEvent[], first: StoredEvent): Details {
   const last = lastOf(events);
-  return detailsOf(last, first?.createdAt ?? last.createdAt);
+  return detailsOf(last, first.createdAt);
 }
 
 export function lastOf(events: StoredEvent[]): StoredEvent {

@@ -1,11 +1,21 @@
 import type { AggregateType } from "../events/event.js";
 import { type Details, detailsOf } from "../events/details.js";
-import type { Store } from "../store/store.js";
+import type { AggregateSpan, Store } from "../store/store.js";
+
+/**
+ * The first and last event of an object that exists (see Store.aggregateSpan for `createdBy`). Every row is written
+ * with its first event in one commit, so an object without events is a bug, never a caller's mistake.
+ */
+export async function spanOf(store: Store, type: AggregateType, id: string, createdBy?: string): Promise<AggregateSpan> {
+  const span = await store.aggregateSpan(type, id, createdBy);
+  // Stryker disable next-line StringLiteral: the text of an invariant's failure only reaches the server log
+  if (!span) throw new Error(`${type} ${id} has no events`);
+  return span;
+}
 
 /** Details of an object on read: its last event's sequence and time, its first event's time. */
 export async function readDetails(store: Store, type: AggregateType, id: string, createdBy?: string): Promise<Details> {
-  const span = await store.aggregateSpan(type, id, createdBy);
-  if (!span) throw new Error(`${type} ${id} has no events`);
+  const span = await spanOf(store, type, id, createdBy);
   return detailsOf(span.last, span.first.createdAt);
 }
 
