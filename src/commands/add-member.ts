@@ -46,7 +46,7 @@ export async function addMember(deps: Deps, caller: Caller, target: MembershipTa
           projectId: target.projectId ?? null,
           roles,
         },
-        ...(revoked.checkedTokens !== undefined ? { checkedTokens: revoked.checkedTokens } : {}),
+        checkedTokens: revoked.checkedTokens,
       },
     ],
     events: [

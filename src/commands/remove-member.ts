@@ -67,7 +67,8 @@ export function membershipRemoval(membership: MembershipRow, target: MembershipT
       aggregateType: "member",
       aggregateId: membership.id,
       type: target.eventType,
-      payload: { userId: membership.userId, roles: membership.roles, level: target.level, scopeId: target.scopeId, ...(cause ? { cause } : {}) },
+      // An absent cause is left out of the stored JSON (JSON.stringify drops undefined).
+      payload: { userId: membership.userId, roles: membership.roles, level: target.level, scopeId: target.scopeId, cause },
       resourceOwner: target.ownerOrgId,
     },
   };
