@@ -77,7 +77,16 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
 
   const at = deps.clock.now();
   const userId = deps.ids.next();
-  const displayName = input.profile.displayName || defaultDisplayName(input.profile.firstName, input.profile.lastName);
+  // Named, not spread: the API hands in the protobuf message, whose internal keys ($typeName) must reach neither
+  // the row nor the audit trail.
+  const profile = {
+    firstName: input.profile.firstName,
+    lastName: input.profile.lastName,
+    nickName: input.profile.nickName,
+    displayName: input.profile.displayName || defaultDisplayName(input.profile.firstName, input.profile.lastName),
+    preferredLanguage: input.profile.preferredLanguage,
+    gender: input.profile.gender,
+  };
   const setup = initialSetup({
     hasIdpLinks: input.idps.length > 0,
     emailVerified: input.email.isEmailVerified,
@@ -100,12 +109,7 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
         state: setup.state,
         userName: input.userName,
         userNameKey: uniquenessKey(input.userName),
-        firstName: input.profile.firstName,
-        lastName: input.profile.lastName,
-        nickName: input.profile.nickName,
-        displayName,
-        preferredLanguage: input.profile.preferredLanguage,
-        gender: input.profile.gender,
+        ...profile,
         email,
         emailKey: emailKey(email),
         emailVerified: input.email.isEmailVerified,
@@ -128,16 +132,7 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
       // No password, hash, OTP secret or code: only what they are.
       payload: {
         userName: input.userName,
-        // Named, not spread: the API hands in the protobuf message, whose internal keys ($typeName) must not
-        // reach the audit trail.
-        profile: {
-          firstName: input.profile.firstName,
-          lastName: input.profile.lastName,
-          nickName: input.profile.nickName,
-          displayName,
-          preferredLanguage: input.profile.preferredLanguage,
-          gender: input.profile.gender,
-        },
+        profile,
         email,
         emailVerified: input.email.isEmailVerified,
         phone,
@@ -154,7 +149,7 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
     ...[emailCode, initCode, passwordless].flatMap((code) => (code ? [code.event] : [])),
   ];
   if (setup.mail !== "none") {
-    const context = { externalUrl: deps.externalUrl, organizationName: organization.name, organizationId: organization.id, userId, userName: input.userName, displayName };
+    const context = { externalUrl: deps.externalUrl, organizationName: organization.name, organizationId: organization.id, userId, userName: input.userName, displayName: profile.displayName };
     const mail =
       setup.mail === "initialization"
         ? initializationMail(context, { ...(emailCode ? { emailCode: emailCode.code } : {}), ...(initCode ? { initCode: initCode.code } : {}) })
