@@ -7,6 +7,7 @@ import { PROTOCOLS, type Protocol } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
 import { buildWorld, createActor, type World } from "../support/world.js";
+import { itRefusesWithMetadata, type MetadataCase } from "../support/error-metadata.js";
 
 /*
  * README "Errors": the ErrorInfo metadata names what the error is about, under the request's own field
@@ -28,16 +29,7 @@ const projects = (protocol: Protocol) => t.clients.client(ProjectService, protoc
 const loneUser = async () => (await createActor(t.clients, t.server.adminToken, w.orgB, `errmeta-lone-${++n}`)).userId;
 const unknownUser = () => `no-such-user-${++n}`;
 
-interface Case {
-  name: string;
-  code: Code;
-  reason: string;
-  fields?: string[];
-  /** Prepares what the case needs; returns the failing call and the metadata it must carry. */
-  arrange: (protocol: Protocol) => Promise<{ call: () => Promise<unknown>; metadata: Record<string, string> }>;
-}
-
-const cases: Case[] = [
+const cases: MetadataCase[] = [
   {
     name: "AddInstanceMember: a user that does not exist is named by its userId",
     code: Code.FailedPrecondition,
@@ -123,11 +115,7 @@ const cases: Case[] = [
 ];
 
 describe("membership errors name what they are about (README Errors)", () => {
-  it.each(cases.map((c, i) => ({ ...c, protocol: PROTOCOLS[i % PROTOCOLS.length]! })))("$name ($protocol)", async ({ code, reason, fields = [], arrange, protocol }) => {
-    const { call, metadata } = await arrange(protocol);
-    const error = await failure(call());
-    expect({ code: error.code, reason: error.reason, fields: error.fields, metadata: error.metadata }).toEqual({ code, reason, fields, metadata });
-  });
+  itRefusesWithMetadata(cases);
 
   it.each(PROTOCOLS)("RemoveInstanceMember: removing the only IAM_OWNER names the role it would leave without a holder (%s)", async (protocol) => {
     // Nothing in this file grants IAM_OWNER, so the bootstrap admin is its only holder.

@@ -1,15 +1,15 @@
 import { Code } from "@connectrpc/connect";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe } from "vitest";
 import { IdentityProviderService } from "../../gen/gatehouse/admin/v1/identity_provider_pb.js";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { type CallOptions, PROTOCOLS, type Protocol } from "../support/clients.js";
-import { failure } from "../support/errors.js";
+import { type CallOptions, type Protocol } from "../support/clients.js";
 import { useTestServer } from "../support/server.js";
 import { buildWorld, createActor, type World } from "../support/world.js";
+import { itRefusesWithMetadata, type MetadataCase } from "../support/error-metadata.js";
 
 /*
  * README "Errors": the ErrorInfo metadata names what the error is about, under the request's own field
@@ -33,15 +33,7 @@ const unknown = (what: string) => `no-such-${what}-${++n}`;
 const freshOrganization = async () => (await orgs("connect-json-http1").createOrganization({ name: `errmeta org ${++n}` })).organizationId;
 const idpRequest = () => ({ name: `errmeta SSO ${++n}`, issuer: "https://sso.example.com", clientId: "gatehouse", clientSecret: "s3cret-value" });
 
-interface Case {
-  name: string;
-  code: Code;
-  reason: string;
-  /** Prepares what the case needs; returns the failing call and the metadata it must carry. */
-  arrange: (protocol: Protocol) => Promise<{ call: () => Promise<unknown>; metadata: Record<string, string> }>;
-}
-
-const cases: Case[] = [
+const cases: MetadataCase[] = [
   {
     name: "DeactivateOrganization: an unknown organization is named by its organizationId",
     code: Code.NotFound,
@@ -175,9 +167,5 @@ const cases: Case[] = [
 ];
 
 describe("organization, permission and IDP errors name what they are about (README Errors)", () => {
-  it.each(cases.map((c, i) => ({ ...c, protocol: PROTOCOLS[i % PROTOCOLS.length]! })))("$name ($protocol)", async ({ code, reason, arrange, protocol }) => {
-    const { call, metadata } = await arrange(protocol);
-    const error = await failure(call());
-    expect({ code: error.code, reason: error.reason, metadata: error.metadata }).toEqual({ code, reason, metadata });
-  });
+  itRefusesWithMetadata(cases);
 });

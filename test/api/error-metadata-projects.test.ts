@@ -6,6 +6,7 @@ import { PROTOCOLS, type Protocol } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
 import { buildWorld, type World } from "../support/world.js";
+import { itRefusesWithMetadata, type MetadataCase } from "../support/error-metadata.js";
 
 /*
  * README "Errors": the ErrorInfo metadata names what the error is about, under the request's own field
@@ -36,15 +37,7 @@ const inactiveProject = async () => {
 };
 const unknown = (what: string) => `no-such-${what}-${++n}`;
 
-interface Case {
-  name: string;
-  code: Code;
-  reason: string;
-  /** Prepares what the case needs; returns the failing call and the metadata it must carry. */
-  arrange: (protocol: Protocol) => Promise<{ call: () => Promise<unknown>; metadata: Record<string, string> }>;
-}
-
-const cases: Case[] = [
+const cases: MetadataCase[] = [
   {
     name: "UpdateProject: an unknown project is named by its projectId",
     code: Code.NotFound,
@@ -165,11 +158,7 @@ const cases: Case[] = [
 ];
 
 describe("project, grant, role and application errors name what they are about (README Errors)", () => {
-  it.each(cases.map((c, i) => ({ ...c, protocol: PROTOCOLS[i % PROTOCOLS.length]! })))("$name ($protocol)", async ({ code, reason, arrange, protocol }) => {
-    const { call, metadata } = await arrange(protocol);
-    const error = await failure(call());
-    expect({ code: error.code, reason: error.reason, metadata: error.metadata }).toEqual({ code, reason, metadata });
-  });
+  itRefusesWithMetadata(cases);
 
   it.each(PROTOCOLS)("CreateProjectGrant: an organization that does not exist is named as organizationId (README: by the kind of object) (%s)", async (protocol) => {
     const projectId = await freshProject();

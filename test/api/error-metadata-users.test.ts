@@ -1,13 +1,13 @@
 import { Code } from "@connectrpc/connect";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe } from "vitest";
 import { IdentityProviderService } from "../../gen/gatehouse/admin/v1/identity_provider_pb.js";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { PROTOCOLS, type Protocol } from "../support/clients.js";
-import { failure } from "../support/errors.js";
+import { type Protocol } from "../support/clients.js";
 import { useTestServer } from "../support/server.js";
 import { buildWorld, createActor, type World } from "../support/world.js";
+import { itRefusesWithMetadata, type MetadataCase } from "../support/error-metadata.js";
 
 /*
  * README "Errors": the ErrorInfo metadata names what the error is about, under the request's own field
@@ -49,16 +49,7 @@ const human = (extra: { password?: string; idps?: { configId: string; externalUs
   return { userName: name, profile: { firstName: "Ada", lastName: "Lovelace" }, email: { email: `${name}@example.com` }, ...extra };
 };
 
-interface Case {
-  name: string;
-  code: Code;
-  reason: string;
-  fields?: string[];
-  /** Prepares what the case needs; returns the failing call and the metadata it must carry. */
-  arrange: (protocol: Protocol) => Promise<{ call: () => Promise<unknown>; metadata: Record<string, string> }>;
-}
-
-const cases: Case[] = [
+const cases: MetadataCase[] = [
   {
     name: "DeactivateUser: an unknown user is named by its userId",
     code: Code.NotFound,
@@ -244,9 +235,5 @@ const cases: Case[] = [
 ];
 
 describe("user, token and email errors name what they are about (README Errors)", () => {
-  it.each(cases.map((c, i) => ({ ...c, protocol: PROTOCOLS[i % PROTOCOLS.length]! })))("$name ($protocol)", async ({ code, reason, fields = [], arrange, protocol }) => {
-    const { call, metadata } = await arrange(protocol);
-    const error = await failure(call());
-    expect({ code: error.code, reason: error.reason, fields: error.fields, metadata: error.metadata }).toEqual({ code, reason, fields, metadata });
-  });
+  itRefusesWithMetadata(cases);
 });
