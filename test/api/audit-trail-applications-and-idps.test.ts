@@ -4,7 +4,7 @@ import { IdentityProviderService, StylingType } from "../../gen/gatehouse/admin/
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { AuditTrail, expectExactly, instanceIdOf, instanceOwner, orgWithOwner, type TrailEntry } from "../support/audit-trail.js";
+import { AuditTrail, entriesBy, expectExactly, instanceIdOf, instanceOwner, orgWithOwner, type TrailEntry } from "../support/audit-trail.js";
 import type { Protocol } from "../support/clients.js";
 import { useTestServer } from "../support/server.js";
 
@@ -24,14 +24,8 @@ async function withProject(name: string, protocol: Protocol) {
   const as = { token: owner.token, orgId };
   const { projectId } = await t.clients.client(ProjectService, "connect-json-http1", as).createProject({ name: `${name} project` });
   const apps = t.clients.client(ApplicationService, protocol, as);
-  const entry = (type: string, aggregateType: string, aggregateId: string, payload: TrailEntry["payload"]): TrailEntry => ({
-    type,
-    aggregateType,
-    aggregateId,
-    resourceOwner: orgId,
-    actor: owner.userId,
-    payload,
-  });
+  /** An event of the owner in its organization. */
+  const entry = entriesBy(owner.userId, orgId);
   return { orgId, owner, as, projectId, apps, entry };
 }
 

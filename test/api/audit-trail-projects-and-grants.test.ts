@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ApplicationService, OidcAuthMethod } from "../../gen/gatehouse/admin/v1/application_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
-import { AuditTrail, expectExactly, orgWithOwner, type TrailEntry } from "../support/audit-trail.js";
+import { AuditTrail, entriesBy, expectExactly, orgWithOwner } from "../support/audit-trail.js";
 import { type Protocol, PROTOCOLS } from "../support/clients.js";
 import { useTestServer } from "../support/server.js";
 import { createActor } from "../support/world.js";
@@ -26,14 +26,7 @@ async function setting(name: string, protocol: Protocol = "connect-json-http1") 
   const as = { token: owner.token, orgId };
   const projects = t.clients.client(ProjectService, protocol, as);
   /** An event of the owner in its organization. */
-  const entry = (type: string, aggregateType: string, aggregateId: string, payload: TrailEntry["payload"]): TrailEntry => ({
-    type,
-    aggregateType,
-    aggregateId,
-    resourceOwner: orgId,
-    actor: owner.userId,
-    payload,
-  });
+  const entry = entriesBy(owner.userId, orgId);
   return { orgId, owner, partnerId, as, projects, entry };
 }
 

@@ -30,6 +30,11 @@ export const trailEntry = (event: Event): TrailEntry => ({
   payload: event.payload,
 });
 
+/** A builder of expected entries for the events one actor causes in one organization (or instance). */
+export const entriesBy =
+  (actor: string, resourceOwner: string) =>
+  (type: string, aggregateType: string, aggregateId: string, payload: TrailEntry["payload"]): TrailEntry => ({ type, aggregateType, aggregateId, resourceOwner, actor, payload });
+
 /** Which events to read: one aggregate type, optionally one aggregate. */
 export interface TrailFilter {
   aggregateType: string;
