@@ -1,3 +1,4 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
@@ -53,5 +54,15 @@ describe("a store failure that is not a lost race", () => {
     expect(typed(error as never)).toEqual({ kind: "unavailable", reason: "store.busy", metadata: {} });
     const asHolder = t.clients.client(UserService, "connect-json-http1", { token });
     expect((await asHolder.getUser({ userId })).user?.userId).toBe(userId);
+  });
+});
+
+describe("AddPersonalAccessToken's expiration date", () => {
+  it("must lie in the future: now is invalid_argument token.expiration_past, one violation on expiration_date with that rule, and no token", async () => {
+    userCount += 1;
+    const { userId } = await users().createMachineUser({ userName: `token-expiry-${userCount}`, name: "Expiry" });
+    const error = await failure(users().addPersonalAccessToken({ userId, expirationDate: timestampFromDate(t.server.clock.now()) }));
+    expect(error).toMatchObject({ code: Code.InvalidArgument, reason: "token.expiration_past", fields: ["expiration_date"], rules: ["token.expiration_past"] });
+    expect((await users().listPersonalAccessTokens({ userId })).tokens).toEqual([]);
   });
 });

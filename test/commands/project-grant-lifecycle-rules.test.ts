@@ -1,8 +1,10 @@
+import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
 import { removeProjectGrant, updateProjectGrant } from "../../src/commands/project-grant-lifecycle.js";
 import type { Caller } from "../../src/context.js";
+import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
 import { createActor } from "../support/world.js";
 import { adminCaller, busyDeps, eventTypesOf, interleavedDeps, race, racingDeps, typed } from "./rules-support.js";
@@ -73,5 +75,58 @@ describe("a store failure that is not a lost race", () => {
     const deps = busyDeps(t, () => projects().removeProjectGrant({ projectId, grantId }));
     const error = await updateProjectGrant(deps, caller, { projectId, grantId, roleKeys: ["b"] }).catch((e: unknown) => e);
     expect(typed(error as never)).toEqual({ kind: "unavailable", reason: "store.busy", metadata: {} });
+  });
+});
+
+/** A fresh project with roles a, b and c, granted with `roleKeys` to a fresh organization. */
+async function grantOf(roleKeys: string[]): Promise<string> {
+  grantCount += 1;
+  ({ projectId } = await projects().createProject({ name: `Granted ${grantCount}` }));
+  for (const roleKey of ["a", "b", "c"]) await projects().addProjectRole({ projectId, roleKey, displayName: roleKey });
+  ({ organizationId: grantedOrgId } = await t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken }).createOrganization({ name: `Grantee ${grantCount}` }));
+  return (await projects().createProjectGrant({ projectId, grantedOrganizationId: grantedOrgId, roleKeys })).grantId;
+}
+const roleKeysOf = async (grantId: string) => (await projects().getProjectGrant({ projectId, grantId })).grant?.roleKeys;
+
+describe("UpdateProjectGrant: the same set of keys again is no change (project.proto)", () => {
+  it.each([
+    ["in another order", ["b", "a"]],
+    ["with a key given twice", ["a", "b", "a"]],
+  ])("the grant's keys %s: no event, and the details of the grant's last change", async (_name, roleKeys) => {
+    const grantId = await grantOf(["a", "b"]);
+    const created = await projects().getProjectGrant({ projectId, grantId });
+    const { details } = await projects().updateProjectGrant({ projectId, grantId, roleKeys });
+    expect(details?.sequence).toBe(created.grant?.details?.sequence);
+    expect(await eventTypesOf(t, "project.grant", grantId)).toEqual(["project.grant.added"]);
+    expect(await roleKeysOf(grantId)).toEqual(["a", "b"]);
+  });
+
+  it.each([
+    ["fewer keys (a subset)", ["a"], ["a"]],
+    ["more keys (a superset)", ["a", "b", "c"], ["a", "b", "c"]],
+    ["as many keys, but another set", ["a", "c"], ["a", "c"]],
+    ["no keys at all", [], []],
+  ])("%s is a change: one project.grant.changed, and the grant holds exactly the new keys", async (_name, roleKeys, stored) => {
+    const grantId = await grantOf(["a", "b"]);
+    const created = await projects().getProjectGrant({ projectId, grantId });
+    const { details } = await projects().updateProjectGrant({ projectId, grantId, roleKeys });
+    expect(details!.sequence > created.grant!.details!.sequence).toBe(true);
+    expect(await eventTypesOf(t, "project.grant", grantId)).toEqual(["project.grant.added", "project.grant.changed"]);
+    expect(await roleKeysOf(grantId)).toEqual(stored);
+  });
+});
+
+describe("UpdateProjectGrant with keys the project does not define", () => {
+  it("is invalid_argument project.role.not_found with one violation role_keys[i] per unknown key, each with that rule; the grant keeps its keys", async () => {
+    const grantId = await grantOf(["a"]);
+    const error = await failure(projects().updateProjectGrant({ projectId, grantId, roleKeys: ["x", "a", "y"] }));
+    expect(error).toMatchObject({
+      code: Code.InvalidArgument,
+      reason: "project.role.not_found",
+      fields: ["role_keys[0]", "role_keys[2]"],
+      rules: ["project.role.not_found", "project.role.not_found"],
+    });
+    expect(await roleKeysOf(grantId)).toEqual(["a"]);
+    expect(await eventTypesOf(t, "project.grant", grantId)).toEqual(["project.grant.added"]);
   });
 });

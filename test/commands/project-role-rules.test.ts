@@ -1,8 +1,10 @@
+import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
 import { removeProjectRole } from "../../src/commands/project-role.js";
 import type { Caller } from "../../src/context.js";
+import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
 import { adminCaller, busyDeps, eventTypesOf, interleavedDeps, race, racingDeps, typed } from "./rules-support.js";
 
@@ -64,5 +66,26 @@ describe("a store failure that is not a lost race", () => {
     const deps = busyDeps(t, () => projects().removeProjectRole({ projectId, roleKey: "gone" }));
     const error = await removeProjectRole(deps, caller, { projectId, roleKey: "gone" }).catch((e: unknown) => e);
     expect(typed(error as never)).toEqual({ kind: "unavailable", reason: "store.busy", metadata: {} });
+  });
+});
+
+describe("RemoveProjectRole", () => {
+  it("removes a project's only role, and takes it out of the grant that holds it", async () => {
+    projectCount += 1;
+    const { projectId } = await projects().createProject({ name: `Roles ${projectCount}` });
+    await projects().addProjectRole({ projectId, roleKey: "only", displayName: "Only" });
+    const { grantId } = await projects().createProjectGrant({ projectId, grantedOrganizationId: grantedOrgId, roleKeys: ["only"] });
+    await projects().removeProjectRole({ projectId, roleKey: "only" });
+    expect(await roleKeysOf(projectId)).toEqual([]);
+    expect((await projects().getProjectGrant({ projectId, grantId })).grant?.roleKeys).toEqual([]);
+  });
+
+  it("of a key the project does not define is not_found project.role.not_found naming it; roles and grants stay as they were", async () => {
+    const { projectId, grantId } = await newProject();
+    const error = await failure(projects().removeProjectRole({ projectId, roleKey: "never-defined" }));
+    expect(error).toMatchObject({ code: Code.NotFound, reason: "project.role.not_found", metadata: { roleKey: "never-defined" } });
+    expect(await roleKeysOf(projectId)).toEqual(["gone", "keep"]);
+    expect((await projects().getProjectGrant({ projectId, grantId })).grant?.roleKeys).toEqual(["keep", "gone"]);
+    expect(await eventTypesOf(t, "project.grant", grantId)).toEqual(["project.grant.added"]);
   });
 });

@@ -38,7 +38,9 @@ async function world() {
   const lastSequence = async () => (await store.listEvents({ limit: 10_000 })).at(-1)?.sequence ?? 0;
   const eventsAfter = async (sequence: number) => (await store.listEvents({ afterSequence: sequence, limit: 100 })).map((e) => ({ type: e.type, payload: e.payload, actor: e.actor, resourceOwner: e.resourceOwner }));
   const instanceMembership = (userId: string) => store.findMembership(userId, "instance", instance.id);
-  return { ...bootstrapped, clock, store, deps, instance, adminId: admin!.row.id, write, lastSequence, eventsAfter, instanceMembership };
+  /** Each event after `sequence` as [type, aggregate type, aggregate id]: the object it is about. */
+  const aggregatesAfter = async (sequence: number) => (await store.listEvents({ afterSequence: sequence, limit: 100 })).map((e) => [e.type, e.aggregateType, e.aggregateId]);
+  return { ...bootstrapped, clock, store, deps, instance, adminId: admin!.row.id, write, lastSequence, eventsAfter, aggregatesAfter, instanceMembership };
 }
 type World = Awaited<ReturnType<typeof world>>;
 
@@ -162,6 +164,60 @@ describe("recoverAdmin", () => {
       ["instance.member.added", { userId: "recover-1", roles: ["IAM_OWNER"], level: "instance", scopeId: w.instance.id }, w.instance.id],
       ["user.pat.added", { tokenId: "t1", expirationDate: null }, w.instance.defaultOrgId],
       ["instance.admin.recovered", { userId: "recover-1", tokenId: "t1", userCreated: true }, w.instance.id],
+    ]);
+  });
+
+  it("admin without any instance role: a token an organization owner issued for it is revoked too (ORG_OWNER could not grant IAM_OWNER)", async () => {
+    const w = await world();
+    await w.write({ kind: "membership.delete", id: ((await w.instanceMembership(w.adminId)) as MembershipRow).id });
+    const fromOrgOwner = await tokenIssuedForAdminBy(w, "org-owner", []);
+    await w.write({ kind: "membership.insert", row: { id: "org-owner-membership", userId: "org-owner-id", level: "org", scopeId: w.instance.defaultOrgId, ownerOrgId: w.instance.defaultOrgId, projectId: null, roles: ["ORG_OWNER"] } });
+    const before = await w.lastSequence();
+
+    const result = await recoverAdmin(w.deps, issueToken("t1"));
+
+    expect(await w.store.findTokenById(fromOrgOwner)).toBeUndefined();
+    expect(await instanceRolesOf(w, result.token)).toEqual({ userId: w.adminId, roles: ["IAM_OWNER"] });
+    expect((await w.eventsAfter(before)).map((e) => [e.type, e.payload])).toEqual([
+      ["user.pat.removed", { tokenId: fromOrgOwner, reason: "issuer_below_new_role", issuerUserId: "org-owner-id" }],
+      ["instance.member.added", { userId: w.adminId, roles: ["IAM_OWNER"], level: "instance", scopeId: w.instance.id }],
+      ["user.pat.added", { tokenId: "t1", expirationDate: null }],
+      ["instance.admin.recovered", { userId: w.adminId, tokenId: "t1", userCreated: false }],
+    ]);
+  });
+
+  it("records each event on the object it is about: the user, its new membership, the instance", async () => {
+    const w = await world();
+    await w.write({ kind: "membership.delete", id: ((await w.instanceMembership(w.adminId)) as MembershipRow).id });
+    const fromViewer = await tokenIssuedForAdminBy(w, "viewer", ["IAM_OWNER_VIEWER"]);
+    const before = await w.lastSequence();
+
+    await recoverAdmin(w.deps, issueToken("t1"));
+
+    const membership = (await w.instanceMembership(w.adminId)) as MembershipRow;
+    expect(await w.aggregatesAfter(before)).toEqual([
+      ["user.pat.removed", "user", w.adminId],
+      ["instance.member.added", "member", membership.id],
+      ["user.pat.added", "user", w.adminId],
+      ["instance.admin.recovered", "instance", w.instance.id],
+    ]);
+    expect(await w.store.findTokenById(fromViewer)).toBeUndefined();
+  });
+
+  it("records the re-created admin's events on the new user, its membership and the instance", async () => {
+    const w = await world();
+    const memberships = await w.store.listMembershipsOfUser(w.adminId);
+    await w.write({ kind: "token.deleteOfUser", userId: w.adminId }, ...memberships.map((m): RowWrite => ({ kind: "membership.delete", id: m.id })), { kind: "user.delete", id: w.adminId });
+    const before = await w.lastSequence();
+
+    const result = await recoverAdmin(w.deps, issueToken("t1"));
+
+    const membership = (await w.instanceMembership(result.adminUserId)) as MembershipRow;
+    expect(await w.aggregatesAfter(before)).toEqual([
+      ["user.machine.added", "user", result.adminUserId],
+      ["instance.member.added", "member", membership.id],
+      ["user.pat.added", "user", result.adminUserId],
+      ["instance.admin.recovered", "instance", w.instance.id],
     ]);
   });
 
