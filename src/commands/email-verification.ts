@@ -39,9 +39,9 @@ export async function verifyEmail(deps: Deps, caller: Caller, input: { userId: s
   const verdict = checkCode(deps.masterKey, code, input.verificationCode, at);
   switch (verdict) {
     case "ok": {
-      // INITIAL only for the unverified email: it has a way to sign in (a password, an imported hash or a
-      // passwordless registration), so the verified user is ACTIVE — as it would have been created with it.
-      const activate = user.state === "initial" && (user.passwordHash !== null || (await deps.store.findCode(user.id, "passwordless")) !== undefined);
+      // A user with a way to sign in (a password, an imported hash or a passwordless registration) was INITIAL only
+      // for its unverified email, so the verified user is ACTIVE, as if created with it (an ACTIVE one stays so).
+      const activate = user.passwordHash !== null || (await deps.store.findCode(user.id, "passwordless")) !== undefined;
       const events = await claimed(() => commitAs(
         deps,
         caller,

@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
-import { AuditTrail, expectExactly, instanceIdOf, instanceOwner, orgWithOwner, type TrailEntry, trailEntry } from "../support/audit-trail.js";
+import { AuditTrail, instanceIdOf, instanceOwner, orgWithOwner, type TrailEntry } from "../support/audit-trail.js";
 import { type Protocol, PROTOCOLS } from "../support/clients.js";
 import { useTestServer } from "../support/server.js";
 import { createActor } from "../support/world.js";
@@ -17,42 +16,6 @@ const t = useTestServer();
 const trail = () => new AuditTrail(t.clients, t.server.adminToken);
 const protocolOf = (i: number): Protocol => PROTOCOLS[i % PROTOCOLS.length]!;
 const anId = expect.stringMatching(/^\S+$/);
-
-describe("audit trail: bootstrap", () => {
-  it("the first start appends the instance, its password policy, the first organization, the admin with its roles and token, all as system", async () => {
-    const events = t.clients.client(EventService, "grpc-h2c", { token: t.server.adminToken });
-    const instance = await t.clients.client(InstanceService, "grpc-h2c", { token: t.server.adminToken }).getInstance({});
-    const { events: first } = await events.listEvents({ fromSequence: 1n, pageSize: 7 });
-    const adminId = first.find((event) => event.eventType === "user.machine.added")?.aggregateId ?? "";
-    const tokenId = t.server.adminToken.split(".")[1] ?? "";
-    const system = (type: string, aggregateType: string, aggregateId: string, resourceOwner: string, payload: TrailEntry["payload"]): TrailEntry => ({
-      type,
-      aggregateType,
-      aggregateId,
-      resourceOwner,
-      actor: "system",
-      payload,
-    });
-    const orgId = instance.defaultOrganizationId;
-    expectExactly(first.map(trailEntry), [
-      system("instance.added", "instance", instance.instanceId, instance.instanceId, { name: instance.name }),
-      system("instance.password_policy.added", "instance", instance.instanceId, instance.instanceId, {
-        minLength: 8,
-        requireUppercase: true,
-        requireLowercase: true,
-        requireDigit: true,
-        requireSymbol: true,
-      }),
-      system("org.added", "org", orgId, orgId, { name: "Gatehouse" }),
-      system("user.machine.added", "user", anId, orgId, { userName: "admin", name: "Administrator" }),
-      system("instance.member.added", "member", anId, instance.instanceId, { userId: adminId, roles: ["IAM_OWNER"], level: "instance", scopeId: instance.instanceId }),
-      system("org.member.added", "member", anId, orgId, { userId: adminId, roles: ["ORG_OWNER"], level: "org", scopeId: orgId }),
-      system("user.pat.added", "user", adminId, orgId, { tokenId, expirationDate: null }),
-    ]);
-    expect(instance.name).toBe("Gatehouse");
-    expect(JSON.stringify(first.map((event) => event.payload))).not.toContain(t.server.adminToken.split(".")[2]);
-  });
-});
 
 describe("audit trail: organizations", () => {
   it("org.added carries the name, owned by the new organization; org.deactivated and org.reactivated an empty payload", async () => {

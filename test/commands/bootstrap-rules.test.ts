@@ -1,9 +1,10 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { Event } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { OrganizationService, OrganizationState } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { UserService, UserState } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { expectExactly, type TrailEntry, trailEntry } from "../support/audit-trail.js";
 import { useTestServer } from "../support/server.js";
 
 /**
@@ -13,7 +14,9 @@ import { useTestServer } from "../support/server.js";
  * over the API (and the policy from the store, which no RPC shows) and compared with what the
  * bootstrap's own events (from sequence 1, actor system) announce.
  */
-const t = useTestServer();
+const anId = expect.stringMatching(/^\S+$/);
+// A fresh server per test: the bootstrap then runs inside each test, where mutation testing sees who checks it.
+const t = useTestServer({ perTest: true });
 let instanceId: string;
 let defaultOrgId: string;
 let bootstrap: Event[];
@@ -24,7 +27,7 @@ const eventOf = (type: string) => {
 };
 let adminId: string;
 
-beforeAll(async () => {
+beforeEach(async () => {
   const token = t.server.adminToken;
   ({ instanceId, defaultOrganizationId: defaultOrgId } = await t.clients.client(InstanceService, "connect-json-http1", { token }).getInstance({}));
   ({ events: bootstrap } = await t.clients.client(EventService, "connect-json-http1", { token }).listEvents({ fromSequence: 1n, pageSize: 7 }));
@@ -73,5 +76,41 @@ describe("the bootstrap", () => {
     const values = Object.values(logged[0]!);
     expect(values).toEqual(expect.arrayContaining([instanceId, defaultOrgId, adminId]));
     expect(JSON.stringify(logged[0])).not.toContain(t.server.adminToken.split(".")[2]);
+  });
+});
+
+describe("audit trail: bootstrap", () => {
+  it("the first start appends the instance, its password policy, the first organization, the admin with its roles and token, all as system", async () => {
+    const events = t.clients.client(EventService, "grpc-h2c", { token: t.server.adminToken });
+    const instance = await t.clients.client(InstanceService, "grpc-h2c", { token: t.server.adminToken }).getInstance({});
+    const { events: first } = await events.listEvents({ fromSequence: 1n, pageSize: 7 });
+    const adminId = first.find((event) => event.eventType === "user.machine.added")?.aggregateId ?? "";
+    const tokenId = t.server.adminToken.split(".")[1] ?? "";
+    const system = (type: string, aggregateType: string, aggregateId: string, resourceOwner: string, payload: TrailEntry["payload"]): TrailEntry => ({
+      type,
+      aggregateType,
+      aggregateId,
+      resourceOwner,
+      actor: "system",
+      payload,
+    });
+    const orgId = instance.defaultOrganizationId;
+    expectExactly(first.map(trailEntry), [
+      system("instance.added", "instance", instance.instanceId, instance.instanceId, { name: instance.name }),
+      system("instance.password_policy.added", "instance", instance.instanceId, instance.instanceId, {
+        minLength: 8,
+        requireUppercase: true,
+        requireLowercase: true,
+        requireDigit: true,
+        requireSymbol: true,
+      }),
+      system("org.added", "org", orgId, orgId, { name: "Gatehouse" }),
+      system("user.machine.added", "user", anId, orgId, { userName: "admin", name: "Administrator" }),
+      system("instance.member.added", "member", anId, instance.instanceId, { userId: adminId, roles: ["IAM_OWNER"], level: "instance", scopeId: instance.instanceId }),
+      system("org.member.added", "member", anId, orgId, { userId: adminId, roles: ["ORG_OWNER"], level: "org", scopeId: orgId }),
+      system("user.pat.added", "user", adminId, orgId, { tokenId, expirationDate: null }),
+    ]);
+    expect(instance.name).toBe("Gatehouse");
+    expect(JSON.stringify(first.map((event) => event.payload))).not.toContain(t.server.adminToken.split(".")[2]);
   });
 });

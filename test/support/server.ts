@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { type Gatehouse, startGatehouse } from "../../src/app.js";
 import { type Config, dataFiles, loadConfig } from "../../src/config.js";
 import type { Clock } from "../../src/support/clock.js";
@@ -97,20 +97,25 @@ export interface ServerFixture {
   readonly clients: Clients;
 }
 
-/** Starts one server (and its clients) for the whole file, and stops and deletes it afterwards. */
-export function useTestServer(options: TestServerOptions = {}): ServerFixture {
+/**
+ * Starts one server (and its clients) for the whole file, and stops and deletes it afterwards. With `perTest`, each
+ * test gets its own fresh server: for tests of what the first start does (the bootstrap), which must run inside the
+ * test so that mutation testing attributes that code to the test that checks it.
+ */
+export function useTestServer(options: TestServerOptions & { perTest?: boolean } = {}): ServerFixture {
   let server: TestServer | undefined;
   let clients: Clients | undefined;
-  beforeAll(async () => {
-    server = await startTestServer(options);
+  const { perTest = false, ...serverOptions } = options;
+  (perTest ? beforeEach : beforeAll)(async () => {
+    server = await startTestServer(serverOptions);
     clients = new Clients(server.url);
   });
-  afterAll(async () => {
+  (perTest ? afterEach : afterAll)(async () => {
     clients?.close();
     await server?.dispose();
   });
   const started = <T>(value: T | undefined): T => {
-    if (value === undefined) throw new Error("the test server starts in beforeAll");
+    if (value === undefined) throw new Error("the test server starts before the tests");
     return value;
   };
   return {
