@@ -1,4 +1,4 @@
-import { and, count, eq, isNull, lt, ne, sql } from "drizzle-orm";
+import { and, count, eq, inArray, isNull, lt, ne, sql } from "drizzle-orm";
 import { failedPrecondition, notFound } from "../domain/errors.js";
 import { conditionFailed } from "./db-errors.js";
 import { membershipFingerprint, tokenFingerprint } from "./fingerprints.js";
@@ -24,6 +24,12 @@ import type { RowWrite } from "./store.js";
 
 /** How each kind of row write is applied on SQLite; runs inside the commit's transaction. */
 export function createSqliteWrites(db: GatehouseDb) {
+  /** A grant holds only role keys its project defines at commit time (a RemoveProjectRole may have won a race). */
+  const requireRoleKeys = (projectId: string, roleKeys: string[]) => {
+    if (roleKeys.length === 0) return;
+    const defined = db.select({ n: count() }).from(projectRoles).where(and(eq(projectRoles.projectId, projectId), inArray(projectRoles.roleKey, roleKeys))).get()?.n ?? 0;
+    if (defined < new Set(roleKeys).size) throw conditionFailed("a role key was removed from the project concurrently");
+  };
   return (write: RowWrite): void => {
     switch (write.kind) {
       case "instance.insert":
@@ -69,6 +75,7 @@ export function createSqliteWrites(db: GatehouseDb) {
         db.insert(projectRoles).values(write.row).run();
         return;
       case "projectGrant.insert":
+        requireRoleKeys(write.row.projectId, write.row.roleKeys);
         db.insert(projectGrants).values(write.row).run();
         return;
       case "project.rename":
@@ -88,9 +95,13 @@ export function createSqliteWrites(db: GatehouseDb) {
         if (db.delete(projectRoles).where(role).run().changes === 0) throw conditionFailed("the project role is gone");
         return;
       }
-      case "projectGrant.setRoleKeys":
-        if (db.update(projectGrants).set({ roleKeys: write.roleKeys }).where(eq(projectGrants.id, write.id)).run().changes === 0) throw conditionFailed("the grant is gone");
+      case "projectGrant.setRoleKeys": {
+        const grant = db.select({ projectId: projectGrants.projectId }).from(projectGrants).where(eq(projectGrants.id, write.id)).get();
+        if (!grant) throw conditionFailed("the grant is gone");
+        requireRoleKeys(grant.projectId, write.roleKeys);
+        db.update(projectGrants).set({ roleKeys: write.roleKeys }).where(eq(projectGrants.id, write.id)).run();
         return;
+      }
       case "projectGrant.delete": {
         const members = db.select({ n: count() }).from(memberships).where(and(eq(memberships.level, "project_grant"), eq(memberships.scopeId, write.id))).get()?.n ?? 0;
         if (members > 0) throw conditionFailed("a member was added to the grant concurrently");

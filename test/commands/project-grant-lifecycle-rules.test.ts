@@ -2,6 +2,7 @@ import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
+import { createProjectGrant } from "../../src/commands/project.js";
 import { removeProjectGrant, updateProjectGrant } from "../../src/commands/project-grant-lifecycle.js";
 import type { Caller } from "../../src/context.js";
 import { failure } from "../support/errors.js";
@@ -66,6 +67,26 @@ describe("grant changes that lose a race", () => {
     const { members } = await projects().listProjectGrantMembers({ projectId, grantId });
     expect(members.map((m) => m.userId)).toEqual([member.userId]);
     expect(await eventTypesOf(t, "project.grant", grantId)).toEqual(["project.grant.added"]);
+  });
+});
+
+describe("a grant never holds a role key its project no longer defines (project.proto: role keys must be the project's)", () => {
+  it("an update that loses to RemoveProjectRole of a key it adds is aborted whole: the grant keeps its keys", async () => {
+    const grantId = await newGrant();
+    const deps = interleavedDeps(t, () => projects().removeProjectRole({ projectId, roleKey: "b" }));
+    const error = await updateProjectGrant(deps, caller, { projectId, grantId, roleKeys: ["a", "b"] }).catch((e: unknown) => e);
+    expect(typed(error as never)).toEqual({ kind: "aborted", reason: "store.condition_failed", metadata: {} });
+    expect((await projects().getProjectGrant({ projectId, grantId })).grant?.roleKeys).toEqual(["a"]);
+    expect(await eventTypesOf(t, "project.grant", grantId)).toEqual(["project.grant.added"]);
+  });
+
+  it("a new grant that loses to RemoveProjectRole of one of its keys is aborted whole: no grant is made", async () => {
+    await newGrant();
+    const deps = interleavedDeps(t, () => projects().removeProjectRole({ projectId, roleKey: "b" }));
+    const error = await createProjectGrant(deps, caller, { projectId, grantedOrganizationId: grantedOrgId, roleKeys: ["a", "b"] }).catch((e: unknown) => e);
+    expect(typed(error as never)).toEqual({ kind: "aborted", reason: "store.condition_failed", metadata: {} });
+    const { grants } = await projects().listProjectGrants({ projectId });
+    expect(grants.map((grant) => grant.roleKeys)).toEqual([["a"]]);
   });
 });
 
