@@ -63,8 +63,9 @@ export async function removeUser(deps: Deps, caller: Caller, userId: string) {
     deps.store.listOutboxOfUser(user.id),
   ]);
   const writes: RowWrite[] = [
-    // The instance keeps an IAM_OWNER: of two owners removing each other at once, one is refused.
-    ...memberships.map((membership) => ({ kind: "membership.delete" as const, id: membership.id, ...(membership.level === "instance" ? { keepRoleHolder: LAST_OWNER_ROLE } : {}) })),
+    // The instance keeps an IAM_OWNER: of two owners removing each other at once, one is refused. (Only instance
+    // memberships can hold IAM_OWNER, so the guard is a no-op for the others.)
+    ...memberships.map((membership) => ({ kind: "membership.delete" as const, id: membership.id, keepRoleHolder: LAST_OWNER_ROLE })),
     { kind: "token.deleteOfUser", userId: user.id },
     { kind: "code.deleteOfUser", userId: user.id },
     { kind: "userIdpLink.deleteOfUser", userId: user.id },
@@ -101,7 +102,7 @@ export async function removeUser(deps: Deps, caller: Caller, userId: string) {
   } catch (error) {
     if (!isConditionFailed(error)) throw error;
     if (!(await deps.store.findUserById(user.id))) throw userNotFound(user.id);
-    if (memberships.some((m) => m.level === "instance" && m.roles.includes(LAST_OWNER_ROLE))) {
+    if (memberships.some((m) => m.roles.includes(LAST_OWNER_ROLE))) {
       throw failedPrecondition("member.last_owner", `the last ${LAST_OWNER_ROLE} cannot be removed`, { role: LAST_OWNER_ROLE });
     }
     throw error;
