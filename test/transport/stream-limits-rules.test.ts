@@ -10,13 +10,28 @@ import { createStreamLimitInterceptor } from "../../src/transport/stream-limits.
 type Next = Parameters<Interceptor>[0];
 type Request = Parameters<ReturnType<Interceptor>>[0];
 
-function streamingCall(peer: string): Request {
+function streamingCall(peer: string, signal = new AbortController().signal, methodKind = "server_streaming"): Request {
   return {
-    method: { methodKind: "server_streaming" },
+    method: { methodKind },
     contextValues: createContextValues().set(peerAddressKey, peer),
-    signal: new AbortController().signal,
+    signal,
   } as unknown as Request;
 }
+
+/** A stream that sends one message and then waits until its call's signal fires (as Health.Watch does). */
+function watchLike(seen: AbortSignal[] = []): Next {
+  return (async (req: Request) => {
+    seen.push(req.signal);
+    async function* messages() {
+      yield { status: "SERVING" };
+      await new Promise((resolve) => req.signal.addEventListener("abort", resolve, { once: true }));
+    }
+    return { stream: true, message: messages() };
+  }) as unknown as Next;
+}
+
+type Opened = { message: AsyncIterable<unknown> };
+const refusal = (error: unknown) => error as DomainError;
 
 async function* oneMessage() {
   yield { n: 1 };
@@ -50,5 +65,96 @@ describe("a streaming call's slot is freed however the call ends", () => {
     for await (const message of open.message) received.push(message);
     expect(received).toEqual([{ n: 1 }]);
     expect(await streaming(streamingCall("10.0.0.2"))).toMatchObject({ stream: true });
+  });
+});
+
+describe("the caps: per remote address, and server-wide", () => {
+  it("beyond a peer's cap: resource_exhausted stream.peer_limit_reached with the limit; another peer still gets a slot", async () => {
+    const call = createStreamLimitInterceptor({ maxStreamingCalls: 10, maxStreamingCallsPerPeer: 2, streamMaxLifetimeMs: 60_000 })(watchLike());
+    await call(streamingCall("10.0.0.1"));
+    await call(streamingCall("10.0.0.1"));
+    const error = refusal(await call(streamingCall("10.0.0.1")).catch((e: unknown) => e));
+    expect(error).toBeInstanceOf(DomainError);
+    expect(error).toMatchObject({ kind: "resource_exhausted", reason: "stream.peer_limit_reached", metadata: { limit: "2" } });
+    expect(error.message).toBe("at most 2 streaming calls may be open at once from one address; try again later");
+    expect(await call(streamingCall("10.0.0.2"))).toMatchObject({ stream: true });
+  });
+
+  it("beyond the server-wide cap: resource_exhausted stream.limit_reached with the limit, whatever the peer", async () => {
+    const call = createStreamLimitInterceptor({ maxStreamingCalls: 2, maxStreamingCallsPerPeer: 5, streamMaxLifetimeMs: 60_000 })(watchLike());
+    await call(streamingCall("10.0.0.1"));
+    await call(streamingCall("10.0.0.2"));
+    const error = refusal(await call(streamingCall("10.0.0.3")).catch((e: unknown) => e));
+    expect(error).toBeInstanceOf(DomainError);
+    expect(error).toMatchObject({ kind: "resource_exhausted", reason: "stream.limit_reached", metadata: { limit: "2" } });
+    expect(error.message).toBe("at most 2 streaming calls may be open at once; try again later");
+  });
+
+  it("unary and client-streaming calls are not counted", async () => {
+    const answer = { stream: false, message: {} };
+    const call = createStreamLimitInterceptor({ maxStreamingCalls: 1, maxStreamingCallsPerPeer: 1, streamMaxLifetimeMs: 60_000 })((async (req: Request) =>
+      req.method.methodKind === "server_streaming" ? { stream: true, message: oneMessage() } : answer) as unknown as Next);
+    await call(streamingCall("10.0.0.1"));
+    expect(await call(streamingCall("10.0.0.1", undefined, "unary"))).toBe(answer);
+    expect(await call(streamingCall("10.0.0.1", undefined, "client_streaming"))).toBe(answer);
+  });
+
+  it("bidi calls are counted like server-streaming ones", async () => {
+    const call = createStreamLimitInterceptor({ maxStreamingCalls: 1, maxStreamingCallsPerPeer: 1, streamMaxLifetimeMs: 60_000 })(watchLike());
+    await call(streamingCall("10.0.0.1", undefined, "bidi_streaming"));
+    await expect(call(streamingCall("10.0.0.2", undefined, "bidi_streaming"))).rejects.toMatchObject({ reason: "stream.limit_reached" });
+  });
+});
+
+describe("a slot is given back once, when the call ends", () => {
+  it("the client goes away (the call's signal fires) before reading: its slot is free again", async () => {
+    const call = createStreamLimitInterceptor({ maxStreamingCalls: 5, maxStreamingCallsPerPeer: 1, streamMaxLifetimeMs: 60_000 })(watchLike());
+    const client = new AbortController();
+    await call(streamingCall("10.0.0.1", client.signal));
+    await expect(call(streamingCall("10.0.0.1"))).rejects.toMatchObject({ reason: "stream.peer_limit_reached" });
+    client.abort();
+    expect(await call(streamingCall("10.0.0.1"))).toMatchObject({ stream: true });
+  });
+
+  it("a call whose client was gone before it started takes no slot", async () => {
+    const call = createStreamLimitInterceptor({ maxStreamingCalls: 5, maxStreamingCallsPerPeer: 1, streamMaxLifetimeMs: 60_000 })(watchLike());
+    await call(streamingCall("10.0.0.1", AbortSignal.abort()));
+    expect(await call(streamingCall("10.0.0.1"))).toMatchObject({ stream: true });
+  });
+
+  it("one peer's freed slot is one slot: with two of two open and one ended, one more opens, not two", async () => {
+    const call = createStreamLimitInterceptor({ maxStreamingCalls: 10, maxStreamingCallsPerPeer: 2, streamMaxLifetimeMs: 60_000 })(watchLike());
+    const first = new AbortController();
+    await call(streamingCall("10.0.0.1", first.signal));
+    await call(streamingCall("10.0.0.1"));
+    first.abort();
+    await call(streamingCall("10.0.0.1"));
+    await expect(call(streamingCall("10.0.0.1"))).rejects.toMatchObject({ reason: "stream.peer_limit_reached" });
+  });
+
+  it("a call that both ends by its lifetime and is then aborted gives back one slot, not two", async () => {
+    const call = createStreamLimitInterceptor({ maxStreamingCalls: 2, maxStreamingCallsPerPeer: 5, streamMaxLifetimeMs: 30 })(watchLike());
+    const client = new AbortController();
+    const opened = (await call(streamingCall("10.0.0.1", client.signal))) as unknown as Opened;
+    for await (const _ of opened.message) {
+      // until the lifetime ends it
+    }
+    client.abort();
+    await call(streamingCall("10.0.0.2"));
+    await call(streamingCall("10.0.0.3"));
+    await expect(call(streamingCall("10.0.0.4"))).rejects.toMatchObject({ reason: "stream.limit_reached" });
+  });
+});
+
+describe("the lifetime: a stream ends normally after it, and the implementation sees the same signal", () => {
+  it("a watch that would go on for ever ends (no error) after the lifetime; its signal has fired", async () => {
+    const seen: AbortSignal[] = [];
+    const call = createStreamLimitInterceptor({ maxStreamingCalls: 1, maxStreamingCallsPerPeer: 1, streamMaxLifetimeMs: 30 })(watchLike(seen));
+    const opened = (await call(streamingCall("10.0.0.1"))) as unknown as Opened;
+    const received: unknown[] = [];
+    for await (const message of opened.message) received.push(message);
+    expect(received).toEqual([{ status: "SERVING" }]);
+    expect(seen[0]?.aborted).toBe(true);
+    expect(await call(streamingCall("10.0.0.1"))).toMatchObject({ stream: true });
   });
 });
