@@ -37,7 +37,6 @@ export async function runCli(argv: string[]): Promise<CliOutcome> {
     .exitOverride((error) => {
       throw error.exitCode === 0 ? error : new CommanderError(2, error.code, error.message);
     })
-    // Stryker disable next-line ObjectLiteral: commander's default writeErr is this same process.stderr.write
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
 
   program

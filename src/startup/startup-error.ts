@@ -4,6 +4,7 @@
  * printed as a stack trace.
  */
 export class StartupError extends Error {
+  // Stryker disable next-line StringLiteral: only in stack traces of the debug log; the operator sees the message
   override readonly name = "StartupError";
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
