@@ -4,7 +4,7 @@ import { AddPersonalAccessTokenRequestSchema, CreateHumanUserRequestSchema } fro
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { HealthListResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
 import { DomainError } from "../../src/domain/errors.js";
-import { checkJsonMessage } from "../../src/transport/decode-check.js";
+import { checkJsonMessage, checkMessage } from "../../src/transport/decode-check.js";
 import { duplicateKeyPath } from "../../src/transport/json-duplicate-keys.js";
 import { jsonProblems, MAX_PROBLEMS } from "../../src/transport/json-problems.js";
 import { peerAddressOf } from "../../src/transport/peer.js";
@@ -25,8 +25,15 @@ describe("unknown keys and values: names in answers are cut to 64 characters", (
     ]);
   });
 
-  it("a short unknown key is quoted whole", () => {
+  it("a short unknown key, and one of exactly 64 characters, is quoted whole", () => {
     expect(jsonProblems(CreateHumanUserRequestSchema, { nickName: 1 })[0]?.description).toBe('unknown field "nickName" of CreateHumanUserRequest');
+    expect(jsonProblems(CreateHumanUserRequestSchema, { [A64]: 1 })[0]?.description).toBe(`unknown field "${A64}" of CreateHumanUserRequest`);
+  });
+
+  it("the refusal names every problem found, each with its path", () => {
+    const error = thrownBy(DomainError, () => checkJsonMessage(CreateHumanUserRequestSchema, { nick: 1, profile: { age: 2 } }));
+    expect(error).toMatchObject({ kind: "invalid_argument", reason: "request.malformed" });
+    expect(error.message).toBe('invalid request: nick: unknown field "nick" of CreateHumanUserRequest; profile.age: unknown field "age" of Profile');
   });
 });
 
@@ -124,6 +131,25 @@ describe("duplicate keys: the path names the key, cut short when long", () => {
     const full = [...Array.from({ length: depth }, () => key), "x"].join(".");
     expect(full.length).toBeGreaterThan(256);
     expect(duplicateKeyPath(text)).toBe(`${full.slice(0, 256)}…`);
+  });
+
+  it("a key of exactly 64 characters, and a path of exactly 256, are not cut", () => {
+    expect(duplicateKeyPath(`{"${A64}": 1, "${A64}": 2}`)).toBe(A64);
+    const key = "k".repeat(63);
+    const text = `{"${key}": {"${key}": {"${key}": {"${key}": 1, "${key}": 2}}}}`;
+    const path = [key, key, key, key].join(".");
+    expect(path).toHaveLength(255);
+    const exact = `{"${key}": {"${key}": {"${key}": {"${key}k": 1, "${key}k": 2}}}}`;
+    expect(duplicateKeyPath(text)).toBe(path);
+    expect(duplicateKeyPath(exact)).toBe(`${path}k`);
+  });
+
+  it("a duplicate key in a request body: invalid_argument request.duplicate_key naming the key, as a field violation too", () => {
+    const body = new TextEncoder().encode('{"userName": "a", "userName": "b"}');
+    const error = thrownBy(DomainError, () => checkMessage(CreateHumanUserRequestSchema, body, false));
+    expect(error).toMatchObject({ kind: "invalid_argument", reason: "request.duplicate_key", metadata: { key: "userName" } });
+    expect(error.message).toBe('duplicate key "userName" in the request');
+    expect(error.violations).toEqual([{ field: "userName", description: "appears more than once in its object", rule: "json.duplicate_key" }]);
   });
 
   it("a path of exactly the keys when short", () => {

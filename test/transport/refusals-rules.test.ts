@@ -77,6 +77,20 @@ describe("undecodable bodies: invalid_argument request.malformed, saying why", (
     expect(result).toEqual({ status: 400, code: "invalid_argument", message: "the request is not valid UTF-8 JSON", reason: "request.malformed" });
   });
 
+  it("protobuf bytes that do not decode, and bytes that do not inflate, say so", async () => {
+    const garbage = connectError(await post({ "content-type": "application/proto" }, Uint8Array.from([0x0f, 0xff, 0xff, 0xff])));
+    expect(garbage).toMatchObject({ status: 400, code: "invalid_argument", reason: "request.malformed" });
+    expect(garbage.message).toMatch(/^undecodable protobuf request: \S/);
+    for (const encoding of ["gzip", "br"]) {
+      expect(connectError(await post({ "content-type": "application/proto", "content-encoding": encoding }, Uint8Array.from([0x31])))).toEqual({
+        status: 400,
+        code: "invalid_argument",
+        message: `the request does not decompress as ${encoding}`,
+        reason: "request.malformed",
+      });
+    }
+  });
+
   it("a unary gRPC call without its message, or with two", async () => {
     expect(grpcError(await grpc({}, new Uint8Array(0)))).toEqual({ code: INVALID_ARGUMENT, message: "this method takes exactly one request message; none was sent", reasons: ["request.malformed"] });
     expect(grpcError(await grpc({}, Buffer.concat([envelope(MESSAGE), envelope(MESSAGE)])))).toEqual({
@@ -126,6 +140,12 @@ describe("header problems the handler would answer without ErrorInfo get it", ()
       message: "protocol error: invalid grpc timeout value: soon",
       reasons: ["rpc.invalid_argument"],
     });
+  });
+
+  it("an encoding name is cut to 32 characters in the answer", async () => {
+    const name = `x-${"z".repeat(60)}`;
+    const result = connectError(await post({ "content-type": "application/proto", "content-encoding": name }, MESSAGE));
+    expect(result.message).toBe(`unsupported content-encoding "${name.slice(0, 32)}"; supported: gzip, br`);
   });
 
   it("identity is no encoding at all", async () => {
