@@ -25,6 +25,10 @@ describe("unknown keys and values: names in answers are cut to 64 characters", (
     ]);
   });
 
+  it("a long unknown key inside an object: the path's last name is cut to 64 characters too", () => {
+    expect(jsonProblems(CreateHumanUserRequestSchema, { profile: { ["b".repeat(100)]: 1 } })[0]?.field).toBe(`profile.${"b".repeat(64)}`);
+  });
+
   it("a short unknown key, and one of exactly 64 characters, is quoted whole", () => {
     expect(jsonProblems(CreateHumanUserRequestSchema, { nickName: 1 })[0]?.description).toBe('unknown field "nickName" of CreateHumanUserRequest');
     expect(jsonProblems(CreateHumanUserRequestSchema, { [A64]: 1 })[0]?.description).toBe(`unknown field "${A64}" of CreateHumanUserRequest`);
@@ -85,6 +89,17 @@ describe("Timestamps: an impossible calendar day is refused; what is no RFC 3339
 
   it("February 30th is json.timestamp_date", () => {
     expect(problemsOf("2026-02-30T00:00:00Z")).toEqual([{ field: "expirationDate", description: '"2026-02-30T00:00:00Z" is not a calendar date', rule: "json.timestamp_date" }]);
+  });
+
+  it("February 29th only in leap years: every fourth year, but not centuries unless divisible by 400", () => {
+    for (const [year, leap] of [[2024, true], [2026, false], [2000, true], [1900, false], [2100, false], [2400, true]] as const) {
+      const date = `${year}-02-29T00:00:00Z`;
+      expect(problemsOf(date), date).toEqual(leap ? [] : [{ field: "expirationDate", description: `"${date}" is not a calendar date`, rule: "json.timestamp_date" }]);
+    }
+    expect(problemsOf("2024-02-30T00:00:00Z")).toHaveLength(1);
+    expect(problemsOf("2026-04-31T00:00:00Z")).toHaveLength(1);
+    expect(problemsOf("2026-12-31T00:00:00Z")).toEqual([]);
+    expect(problemsOf("2026-01-00T00:00:00Z")).toHaveLength(1);
   });
 
   it("no date, or a month 13: no calendar-date problem; the request is still refused as undecodable", () => {
