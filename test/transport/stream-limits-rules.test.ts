@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
 import { peerAddressKey } from "../../src/transport/peer.js";
 import { createStreamLimitInterceptor } from "../../src/transport/stream-limits.js";
+import { eventually } from "../support/eventually.js";
 
 // stream-limits.ts: streaming calls are capped server-wide and per remote address, and "the slot never outlives
 // the call" — also a call that fails before it answers, or that is answered without a stream. Driven in this
@@ -156,5 +157,15 @@ describe("the lifetime: a stream ends normally after it, and the implementation 
     expect(received).toEqual([{ status: "SERVING" }]);
     expect(seen[0]?.aborted).toBe(true);
     expect(await call(streamingCall("10.0.0.1"))).toMatchObject({ stream: true });
+  });
+
+  it("a stream first read after its lifetime is over ends at once, without waiting for a message", async () => {
+    const seen: AbortSignal[] = [];
+    const call = createStreamLimitInterceptor({ maxStreamingCalls: 1, maxStreamingCallsPerPeer: 1, streamMaxLifetimeMs: 1 })(watchLike(seen));
+    const opened = (await call(streamingCall("10.0.0.1"))) as unknown as Opened;
+    await eventually(() => seen[0]?.aborted, { what: "the lifetime to end", timeoutMs: 5_000 });
+    const received: unknown[] = [];
+    for await (const message of opened.message) received.push(message);
+    expect(received).toEqual([]);
   });
 });
