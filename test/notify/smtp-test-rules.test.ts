@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, describe, expect, it } from "vitest";
 import { SMTPServer } from "smtp-server";
 import { testSmtp, type SmtpTestResult } from "../../src/notify/smtp-test.js";
+import { eventually } from "../support/eventually.js";
 import { makeTestCa, startSmtpServer, type SmtpServerOptions, type TestSmtpServer } from "../support/smtp.js";
 
 /**
@@ -110,6 +111,47 @@ describe("a test that passes reports every step it went through", () => {
     expect(mail.from).toBe("noreply@gatehouse.test");
     expect(mail.raw).toMatch(/^From: Gatehouse Test Sender <noreply@gatehouse\.test>$/m);
     expect(mail.raw).toMatch(/^Message-ID: <[^>]+@gatehouse>$/m);
+    // A mail a person can recognize: a subject, and a text and an HTML part that say something.
+    expect(mail.raw).toMatch(/^Subject: \S.*$/m);
+    expect(mail.raw).toMatch(/Content-Type: text\/plain[^\n]*\r?\n(?:[^\n]+\r?\n)*\r?\n\s*\S/);
+    expect(mail.raw).toMatch(/Content-Type: text\/html[^\n]*\r?\n(?:[^\n]+\r?\n)*\r?\n\s*<p>[^<\s]/);
+  });
+
+  it("every step of the transcript says something: the passed ones too, also those reported after a later failure", async () => {
+    const passed = await testSmtp(settings((await relay({ tls: "starttls", certificate: trusted, auth: { user: USER, pass: PASSWORD } })).port, true, USER), PASSWORD, client, "probe-detail@example.com");
+    const failed = await testSmtp(settings((await relay({ rejectRecipients: ["gone-detail@example.com"] })).port, false), undefined, client, "gone-detail@example.com");
+    for (const result of [passed, failed]) {
+      for (const step of result.steps) expect(step.detail.trim(), `${step.step} says something`).not.toBe("");
+    }
+  });
+
+  it("leaves no session open at the relay once the test is over", async () => {
+    let open = 0;
+    const server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ["STARTTLS"],
+      hideSTARTTLS: true,
+      logger: false,
+      onConnect: (_session, callback) => {
+        open++;
+        callback();
+      },
+      onClose: () => {
+        open--;
+      },
+      onData(stream, _session, callback) {
+        stream.on("end", () => callback());
+        stream.resume();
+      },
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+    closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+    const port = ((server as unknown as { server: { address(): AddressInfo } }).server.address()).port;
+    // The client's own time limits are far away: only closing the session ends it in time.
+    const result = await testSmtp(settings(port, false), undefined, { ...client, timeoutMs: 30_000 }, "probe-close@example.com");
+    expect(result.ok).toBe(true);
+    await eventually(() => open === 0 || undefined, { what: "the relay to see the session closed", timeoutMs: 3_000 });
+    expect(open).toBe(0);
   });
 
   it("with TLS and a user: the TLS step carries the negotiated version, then AUTH", async () => {
