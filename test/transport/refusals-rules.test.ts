@@ -178,3 +178,48 @@ describe("a body larger than the limit: resource_exhausted request.too_large", (
     expect(result.reason).not.toBe("request.too_large");
   });
 });
+
+describe("a good request passes the check in every framing the server speaks, and reaches its RPC", () => {
+  const CHECK = "/grpc.health.v1.Health/Check";
+  const json = Buffer.from('{"service":""}');
+  const binary = new Uint8Array(0);
+
+  it("Connect unary JSON and protobuf over HTTP/1.1", async () => {
+    for (const [contentType, body] of [["application/json", json], ["application/proto", binary]] as const) {
+      const response = await http1Request(t.server.url, wire.agent, { path: CHECK, headers: { "content-type": contentType }, body });
+      expect(response.status, contentType).toBe(200);
+    }
+  });
+
+  it("gRPC and gRPC-web, protobuf and JSON", async () => {
+    for (const [contentType, body] of [["application/grpc", binary], ["application/grpc+json", json], ["application/grpc-web", binary], ["application/grpc-web+json", json]] as const) {
+      const response = await h2Request(wire.session, { path: CHECK, headers: { "content-type": contentType, te: "trailers" }, body: envelope(body) });
+      expect(grpcStatus(response).code, contentType).toBe(0);
+    }
+  });
+
+  it("Connect server streaming, JSON and protobuf: the first update arrives", async () => {
+    for (const [contentType, body] of [["application/connect+json", json], ["application/connect+proto", binary]] as const) {
+      const stream = wire.session.request({ ":method": "POST", ":path": "/grpc.health.v1.Health/Watch", "content-type": contentType });
+      const first = new Promise<Buffer>((resolve, reject) => {
+        stream.once("data", resolve);
+        stream.once("error", reject);
+      });
+      stream.end(envelope(body));
+      const data = await first;
+      stream.close();
+      expect(data.readUInt8(0) & 0b10, contentType).toBe(0);
+    }
+  });
+
+  it("GET on an RPC path is 405 whatever its content type and body: only POST bodies are decoded", async () => {
+    const response = await http1Request(t.server.url, wire.agent, {
+      method: "GET",
+      path: GET_USER,
+      headers: { "content-type": "application/proto", "content-length": "2" },
+      body: Uint8Array.from([0x0f, 0xff]),
+    });
+    expect(response.status).toBe(405);
+    expect(jsonErrorReason(response.body)).toBe("http.method_not_allowed");
+  });
+});
