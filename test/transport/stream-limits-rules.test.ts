@@ -168,4 +168,24 @@ describe("the lifetime: a stream ends normally after it, and the implementation 
     for await (const message of opened.message) received.push(message);
     expect(received).toEqual([]);
   });
+
+  it("an implementation that keeps sending without looking at the signal is closed too (its finally runs)", async () => {
+    let closed = false;
+    async function* ticking() {
+      try {
+        for (let i = 0; ; i++) {
+          yield { i };
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      } finally {
+        closed = true;
+      }
+    }
+    const call = createStreamLimitInterceptor({ maxStreamingCalls: 1, maxStreamingCallsPerPeer: 1, streamMaxLifetimeMs: 30 })((async () => ({ stream: true, message: ticking() })) as unknown as Next);
+    const opened = (await call(streamingCall("10.0.0.1"))) as unknown as Opened;
+    let count = 0;
+    for await (const _ of opened.message) count++;
+    expect(count).toBeGreaterThan(0);
+    await eventually(() => closed, { what: "the implementation's stream to be closed", timeoutMs: 5_000 });
+  });
 });
