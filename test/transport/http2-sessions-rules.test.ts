@@ -7,7 +7,8 @@ import { eventually } from "../support/eventually.js";
 // http2-sessions.ts: a session without an open stream is closed with GOAWAY after the idle timeout, never one
 // with a stream open (its timer starts again when the last stream closes); a graceful stop GOAWAYs every session
 // (closeAll), a forced one destroys them (destroyAll); a closed session is no longer tracked.
-const IDLE_MS = 150;
+// Long enough for a loaded machine to open a stream before it, short enough for a quick test.
+const IDLE_MS = 1_000;
 const cleanups: (() => void)[] = [];
 afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
