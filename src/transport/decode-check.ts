@@ -58,6 +58,7 @@ function checkJson(desc: DescMessage, json: JsonValue): void {
     throw invalidArgument("request.malformed", `invalid request: ${problems.map((p) => `${p.field}: ${p.description}`).join("; ")}`, problems);
   }
   try {
+    // Stryker disable next-line ObjectLiteral: protobuf-es reads JSON with ignoreUnknownFields false by default (stated here for the reader)
     fromJson(desc, json, { ignoreUnknownFields: false });
   } catch (error) {
     throw malformed(`undecodable JSON request: ${error instanceof Error ? error.message.slice(0, 300) : "invalid"}`);
