@@ -1,4 +1,6 @@
+import { create, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
+import { ServerReflectionRequestSchema } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { envelope, errorInfoReasons, grpcStatus, h2Request, http1Request, jsonErrorReason, useWireConnections, type WireResponse } from "../fuzz/wire.js";
 import { useTestServer } from "../support/server.js";
 
@@ -98,6 +100,25 @@ describe("undecodable bodies: invalid_argument request.malformed, saying why", (
       message: "this method takes exactly one request message",
       reasons: ["request.malformed"],
     });
+  });
+
+  it("a server-streaming call takes exactly one request message too", async () => {
+    const WATCH = "/grpc.health.v1.Health/Watch";
+    expect(grpcError(await grpc({}, new Uint8Array(0), WATCH))).toEqual({ code: INVALID_ARGUMENT, message: "this method takes exactly one request message; none was sent", reasons: ["request.malformed"] });
+    expect(grpcError(await grpc({}, Buffer.concat([envelope(new Uint8Array(0)), envelope(new Uint8Array(0))]), WATCH))).toEqual({
+      code: INVALID_ARGUMENT,
+      message: "this method takes exactly one request message",
+      reasons: ["request.malformed"],
+    });
+  });
+
+  it("a bidi call takes any number of messages: two good reflection requests get two answers", async () => {
+    const listServices = toBinary(ServerReflectionRequestSchema, create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } }));
+    const response = await grpc({}, Buffer.concat([envelope(listServices), envelope(listServices)]), REFLECTION);
+    expect(grpcStatus(response).code).toBe(0);
+    let answers = 0;
+    for (let offset = 0; offset + 5 <= response.body.byteLength; offset += 5 + response.body.readUInt32BE(offset + 1)) answers++;
+    expect(answers).toBe(2);
   });
 
   it("a compressed message without its encoding header names the header of its protocol", async () => {
