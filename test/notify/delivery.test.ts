@@ -12,9 +12,11 @@ import { startTestServer, TestClock, type TestServer } from "../support/server.j
 import { eventually } from "../support/eventually.js";
 import { outboxRowsTo, waitForNotification, waitForOutbox } from "../support/outbox.js";
 import { createActor } from "../support/world.js";
-import { codeInRaw, makeTestCa, startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
+import { codeInRaw, makeTestCa, randomLoopbackAddress, startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
 
-const ca = makeTestCa();
+// Port 465 means implicit TLS, so that test's relay listens on 465 of a loopback address of this run's own.
+const implicitTlsHost = randomLoopbackAddress();
+const ca = makeTestCa([implicitTlsHost]);
 const mailConfig = { smtpCaFile: ca.caFile, smtpTimeoutMs: 2_000, pollMs: 50, maxAttempts: 6, retryBaseMs: 100 };
 let server: TestServer;
 let clients: Clients;
@@ -108,8 +110,8 @@ describe("mail delivery from the outbox", () => {
   });
 
   it("requires TLS when tls is true: implicit TLS on port 465", async () => {
-    const relay = await smtpServer({ tls: "implicit", certificate: ca, port: 465 });
-    await useSmtp({ host: `localhost:465`, tls: true });
+    const relay = await smtpServer({ tls: "implicit", certificate: ca, port: 465, host: implicitTlsHost });
+    await useSmtp({ host: `${implicitTlsHost}:465`, tls: true });
     const { email } = await createUnverifiedUser();
     expect((await relay.waitFor((m) => m.to.includes(email))).secure).toBe(true);
   });

@@ -1,18 +1,19 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SMTPServer } from "smtp-server";
 import { eventually } from "./eventually.js";
 
-/** A test certificate authority and a server certificate for localhost / 127.0.0.1 signed by it. */
-export function makeTestCa(): { caFile: string; key: Buffer; cert: Buffer } {
+/** A test certificate authority and a server certificate for localhost / 127.0.0.1 (and `extraIps`) signed by it. */
+export function makeTestCa(extraIps: string[] = []): { caFile: string; key: Buffer; cert: Buffer } {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-ca-"));
   const run = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" });
   run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=Gatehouse Test CA", "-keyout", "ca.key", "-out", "ca.pem");
   run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=localhost", "-keyout", "server.key", "-out", "server.csr");
-  execFileSync("sh", ["-c", "printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > ext.cnf"], { cwd: dir });
+  const names = ["DNS:localhost", "IP:127.0.0.1", ...extraIps.map((ip) => `IP:${ip}`)].join(",");
+  writeFileSync(join(dir, "ext.cnf"), `subjectAltName=${names}\n`);
   run("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "1", "-extfile", "ext.cnf", "-out", "server.pem");
   return { caFile: join(dir, "ca.pem"), key: readFileSync(join(dir, "server.key")), cert: readFileSync(join(dir, "server.pem")) };
 }
@@ -57,7 +58,16 @@ export interface SmtpServerOptions {
   /** Recipients answered with 550 (mailbox unavailable). */
   rejectRecipients?: string[];
   port?: number;
+  /** A loopback address to listen on (default 127.0.0.1): a fixed port such as 465 on an address of its own. */
+  host?: string;
 }
+
+/**
+ * A random address of 127.0.0.0/8 (all of it is loopback on Linux), so a test that needs a fixed port (465, which
+ * means implicit TLS) never collides with another process running the same test at the same time.
+ */
+export const randomLoopbackAddress = (): string =>
+  `127.${1 + Math.floor(Math.random() * 254)}.${Math.floor(Math.random() * 256)}.${1 + Math.floor(Math.random() * 254)}`;
 
 /** A real SMTP server (the smtp-server package) on 127.0.0.1 that records what it accepts. */
 export async function startSmtpServer(options: SmtpServerOptions): Promise<TestSmtpServer> {
@@ -101,7 +111,7 @@ export async function startSmtpServer(options: SmtpServerOptions): Promise<TestS
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port ?? 0, "127.0.0.1", () => resolve());
+    server.listen(options.port ?? 0, options.host ?? "127.0.0.1", () => resolve());
   });
   const port = ((server as unknown as { server: { address(): AddressInfo } }).server.address()).port;
   return {
