@@ -1,5 +1,5 @@
 // `npm run test:mutation [-- group…]`: runs Stryker for each group of stryker.config.mjs (all by default, in the
-// order rules, commands-a, commands-b, api, storage, platform), then prints the score per folder over every group's report and fails
+// order rules, commands-a, commands-b, api, storage, transport, platform), then prints the score per folder over every group's report and fails
 // below the thresholds. Each group's result is written as soon as it finishes, with its incremental file.
 import { spawnSync } from "node:child_process";
 import { MUTATION_GROUPS } from "../../stryker.config.mjs";
