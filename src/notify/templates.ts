@@ -30,6 +30,7 @@ function render(subject: string, greeting: string, paragraphs: Paragraph[], orga
     ),
     `<p>— ${escapeHtml(organizationName)}</p>`,
     `</body></html>`,
+    // Stryker disable next-line StringLiteral: presentation only: line breaks between block elements do not show in the rendered mail
   ].join("\n");
   return { subject, text, html };
 }
