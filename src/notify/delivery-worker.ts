@@ -29,8 +29,10 @@ export interface DeliverySettings {
  */
 const isPermanent = (error: unknown) => {
   const { responseCode, code } = error as { responseCode?: number; code?: string };
+  // Stryker disable next-line ConditionalExpression: relayError keeps only a numeric reply code, and neither comparison below holds for undefined
+  if (typeof responseCode !== "number") return false;
   const aboutTheMessage = code === "EENVELOPE" || code === "EMESSAGE";
-  return aboutTheMessage && typeof responseCode === "number" && responseCode >= 500 && responseCode < 600;
+  return aboutTheMessage && responseCode >= 500 && responseCode < 600;
 };
 
 /** The error's text, already scrubbed of the password by sendMail (the SMTP client's boundary). */
