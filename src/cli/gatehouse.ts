@@ -8,7 +8,8 @@ import { restoreDatabase } from "./restore.js";
 
 /** The package's version, from src/cli (tsx, tests) or dist/src/cli (the built command) alike. */
 function packageVersion(): string {
-  for (let dir = new URL(".", import.meta.url); dir.pathname !== "/"; dir = new URL("..", dir)) {
+  const root = new URL("/", import.meta.url);
+  for (let dir = new URL(import.meta.url); dir.href !== root.href; dir = new URL("..", dir)) {
     const file = new URL("package.json", dir);
     if (existsSync(file)) return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
   }
@@ -36,8 +37,7 @@ export async function runCli(argv: string[]): Promise<CliOutcome> {
     // contract is 2 for usage, as for a bad setting, and 1 for a failure.
     .exitOverride((error) => {
       throw error.exitCode === 0 ? error : new CommanderError(2, error.code, error.message);
-    })
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+    });
 
   program
     .command("serve", { isDefault: true })

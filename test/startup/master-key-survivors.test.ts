@@ -1,0 +1,37 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { dataFiles } from "../../src/config.js";
+import { loadMasterKey } from "../../src/startup/master-key.js";
+import { StartupError } from "../../src/startup/startup-error.js";
+import { thrownBy } from "../support/thrown.js";
+import { useTempRoot } from "./data-dir.js";
+
+// The master key file holds 32 bytes in base64 (the standard alphabet, as Gatehouse writes it) and nothing
+// else: a file whose text is more than that, even when Node would decode 32 bytes out of it, is not the
+// key file Gatehouse wrote, and the start is refused.
+const root = useTempRoot("master-key-survivors");
+let dirs = 0;
+const newDataDir = () => {
+  const dataDir = join(root(), `d${++dirs}`);
+  mkdirSync(dataDir);
+  return dataFiles({ dataDir });
+};
+
+describe("a key file that decodes to 32 bytes but is not only standard base64", () => {
+  const key = Buffer.concat([Buffer.alloc(3), Buffer.alloc(29, 0xfb)]);
+  it.each([
+    // Starts like standard base64 ("AAAA"), then "-" and "_" of the URL-safe alphabet.
+    ["base64url after a standard start", key.toString("base64url")],
+    ["the key followed by a comment", `${randomBytes(32).toString("base64")} # gatehouse master key`],
+    ["the key followed by a second word", `${randomBytes(32).toString("base64")} ${randomBytes(6).toString("base64")}`],
+  ])("%s: refused, without echoing the content", (_case, content) => {
+    expect(Buffer.from(content.split(" ")[0]!, "base64")).toHaveLength(32);
+    const { masterKey, database } = newDataDir();
+    writeFileSync(masterKey, `${content}\n`);
+    const error = thrownBy(StartupError, () => loadMasterKey(masterKey, database));
+    expect(error.message).toBe(`master key ${masterKey} is not 32 base64-encoded bytes: restore the right key file`);
+    expect(error.message).not.toContain(content);
+  });
+});
