@@ -35,3 +35,17 @@ describe("a key file that decodes to 32 bytes but is not only standard base64", 
     expect(error.message).not.toContain(content);
   });
 });
+
+describe("the padding of a key file", () => {
+  // Gatehouse writes the key padded ("…=", as `openssl rand -base64 32` does); a key pasted from a tool that strips
+  // the padding is the same 32 bytes and is taken as it is.
+  it.each([
+    ["padded, as Gatehouse writes it", (key: Buffer) => key.toString("base64")],
+    ["without its padding", (key: Buffer) => key.toString("base64").replace(/=+$/, "")],
+  ])("%s: accepted, and it is the key written", (_case, encode) => {
+    const key = randomBytes(32);
+    const { masterKey, database } = newDataDir();
+    writeFileSync(masterKey, `${encode(key)}\n`);
+    expect(loadMasterKey(masterKey, database).equals(key)).toBe(true);
+  });
+});
