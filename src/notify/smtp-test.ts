@@ -107,7 +107,9 @@ export async function testSmtp(settings: SmtpSettings, password: string | undefi
     return report(true, steps, tlsVersion, password);
   } catch (thrown) {
     const error = thrown as SmtpError;
-    const step = failedStep(error);
+    // A socket error while nodemailer upgrades the session (`upgrading`, set from STARTTLS until the handshake ends)
+    // names no command: the connection and EHLO had passed, and it is the TLS step that failed.
+    const step = (connection as unknown as { upgrading?: boolean }).upgrading ? "tls" : failedStep(error);
     // Steps before the failed one passed (e.g. a RCPT TO failure means connect through MAIL FROM worked).
     const order: SmtpTestStep["step"][] = ["connect", "ehlo", "tls", "auth", "mail_from", "rcpt_to", "data"];
     for (const earlier of order) {

@@ -53,7 +53,8 @@ async function refusingRelay(hooks: { mailFrom?: [number, string]; rcptTo?: [num
 
 /**
  * A relay that follows a script, for replies smtp-server never gives: `answer` maps a command verb
- * (EHLO, HELO, MAIL, RCPT, DATA, STARTTLS) to its reply, or to "close" (reply 220, then hang up).
+ * (EHLO, HELO, MAIL, RCPT, DATA, STARTTLS) to its reply, or to "close" (reply 220, then hang up), or to "reset"
+ * (reply 220, then reset the connection when the client's next bytes — its TLS ClientHello — arrive).
  */
 async function scriptedRelay(answer: Partial<Record<string, string>>): Promise<number> {
   const server: Server = createServer((socket: Socket) => {
@@ -61,7 +62,12 @@ async function scriptedRelay(answer: Partial<Record<string, string>>): Promise<n
     let inData = false;
     socket.write("220 scripted relay ready\r\n");
     socket.on("error", () => undefined);
+    let resetOnNextBytes = false;
     socket.on("data", (chunk) => {
+      if (resetOnNextBytes) {
+        socket.resetAndDestroy();
+        return;
+      }
       buffered += chunk.toString("latin1");
       let end: number;
       while ((end = buffered.indexOf("\r\n")) >= 0) {
@@ -78,6 +84,11 @@ async function scriptedRelay(answer: Partial<Record<string, string>>): Promise<n
         const reply = answer[verb] ?? { EHLO: "250 scripted", HELO: "250 scripted", MAIL: "250 ok", RCPT: "250 ok", DATA: "354 go on", QUIT: "221 bye" }[verb] ?? "502 unknown";
         if (reply === "close") {
           socket.write("220 go ahead\r\n", () => socket.destroy());
+          return;
+        }
+        if (reply === "reset") {
+          resetOnNextBytes = true;
+          socket.write("220 go ahead\r\n");
           return;
         }
         socket.write(`${reply}\r\n`);
@@ -237,6 +248,17 @@ describe("a failed step is the one that failed, after the steps that passed", ()
     expect(result.ok).toBe(false);
     expect(last(result)?.step).toBe("tls");
     expect(last(result)?.ok).toBe(false);
+  });
+
+  it("a relay that resets the connection during the STARTTLS handshake fails at TLS, after connect and EHLO passed", async () => {
+    const port = await scriptedRelay({ EHLO: "250-scripted\r\n250 STARTTLS", STARTTLS: "reset" });
+    const result = await testSmtp({ ...settings(port, true), host: `127.0.0.1:${port}` }, undefined, { timeoutMs: 2_000 }, "probe@example.com");
+    expect(result.ok).toBe(false);
+    expect(result.steps.map((s) => [s.step, s.ok])).toEqual([
+      ["connect", true],
+      ["ehlo", true],
+      ["tls", false],
+    ]);
   });
 });
 
