@@ -1,0 +1,54 @@
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import { Code } from "@connectrpc/connect";
+import { describe, expect, it } from "vitest";
+import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
+import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { PROTOCOLS } from "../support/clients.js";
+import { failure } from "../support/errors.js";
+import { useTestServer } from "../support/server.js";
+import { createActor } from "../support/world.js";
+
+/**
+ * A refused token explains itself to its holder (src/access/authenticate.ts; API.md "Errors": a clear message that
+ * says what is wrong): an expired token says it has expired, a token of a deactivated organization's user says the
+ * organization is deactivated — over every protocol, beside the reason a program branches on.
+ */
+const t = useTestServer();
+let count = 0;
+
+const orgs = () => t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken });
+
+async function actorInNewOrganization(name: string) {
+  count += 1;
+  const { organizationId } = await orgs().createOrganization({ name: `${name} ${count}` });
+  return { organizationId, actor: await createActor(t.clients, t.server.adminToken, organizationId, `${name}-${count}`) };
+}
+
+describe.each(PROTOCOLS)("over %s", (protocol) => {
+  it("an expired token is auth.token_expired, and its message says the token has expired", async () => {
+    const { organizationId, actor } = await actorInNewOrganization("expiry");
+    const admin = t.clients.client(UserService, "connect-json-http1", { token: t.server.adminToken, orgId: organizationId });
+    const { token } = await admin.addPersonalAccessToken({
+      userId: actor.userId,
+      expirationDate: timestampFromDate(new Date(t.server.clock.now().getTime() + 60_000)),
+    });
+    const asHolder = t.clients.client(UserService, protocol, { token });
+    t.server.clock.advance(60_000);
+    try {
+      const error = await failure(asHolder.getUser({ userId: actor.userId }));
+      expect(error).toMatchObject({ code: Code.Unauthenticated, reason: "auth.token_expired" });
+      expect(error.message).toMatch(/expired/i);
+    } finally {
+      t.server.clock.advance(-60_000);
+    }
+  });
+
+  it("a token of a deactivated organization's user is organization.inactive, and its message says the organization is deactivated", async () => {
+    const { organizationId, actor } = await actorInNewOrganization("deactivated");
+    await orgs().deactivateOrganization({ organizationId });
+    const error = await failure(t.clients.client(UserService, protocol, { token: actor.token }).getUser({ userId: actor.userId }));
+    expect(error).toMatchObject({ code: Code.Unauthenticated, reason: "organization.inactive" });
+    expect(error.message).toMatch(/organization/i);
+    expect(error.message).toMatch(/deactivated|inactive/i);
+  });
+});
