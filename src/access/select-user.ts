@@ -19,8 +19,8 @@ export interface SelectedUser {
  */
 export async function selectManagedUser(deps: Deps, caller: Caller, userId: string): Promise<SelectedUser> {
   const selected = await selectUserToManage(deps, caller, userId);
-  const checkedMemberships = await requireCeilingOver(deps, caller, selected.user.id);
-  return { ...selected, ...(checkedMemberships !== undefined ? { checkedMemberships } : {}) };
+  // Undefined for oneself: an absent fingerprint and an undefined one are the same to every reader.
+  return { ...selected, checkedMemberships: await requireCeilingOver(deps, caller, selected.user.id) };
 }
 
 /**
@@ -39,11 +39,10 @@ export async function selectUserToManage(deps: Deps, caller: Caller, userId: str
 export async function selectSelfOrManagedUser(deps: Deps, caller: Caller, userId: string): Promise<SelectedUser> {
   if (userId !== caller.principal.userId) return selectManagedUser(deps, caller, userId);
   const user = await deps.store.findUserById(userId);
-  // The caller's own user and organization were read by authentication in this very call: only a removal racing
-  // this call gets here without them, which the guard answers with not_found rather than a crash.
-  // Stryker disable next-line LogicalOperator: both operands are present outside that race (see above)
+  // The caller's own user and organization were read by authentication in this very call: only a removal of the
+  // user racing this call gets here without them, which the guard answers with not_found rather than a crash.
   const organization = user && (await deps.store.findOrganizationById(user.orgId));
-  // Stryker disable next-line ConditionalExpression,LogicalOperator: both are present outside that race (see above)
+  // Stryker disable next-line LogicalOperator: organizations are never removed, so without the user there is no organization either
   if (!user || !organization) throw notFound("user.not_found", "the user does not exist", { userId });
   return { organization, user };
 }
