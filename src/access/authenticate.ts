@@ -27,7 +27,7 @@ export async function authenticate(deps: Deps, authorization: string | null): Pr
     throw unauthenticated("auth.token_expired", "the token has expired");
   }
   const user = await deps.store.findUserById(token.userId);
-  // Stryker disable next-line ConditionalExpression,StringLiteral: a user's tokens are removed in the commit that removes the user; only a removal racing this call gets here
+  // A user's tokens are removed in the commit that removes the user: only a removal racing this call gets here.
   if (!user) throw unauthenticated("auth.token_invalid", "the token is not valid");
   // Read on every call, so a deactivation or lock refuses the very next call and lifting it restores it.
   requireMaySignIn(user);

@@ -3,6 +3,9 @@ import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { authenticate } from "../../src/access/authenticate.js";
+import { DomainError } from "../../src/domain/errors.js";
+import { interleavedDeps, typed } from "../commands/rules-support.js";
 import { PROTOCOLS } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
@@ -11,7 +14,8 @@ import { createActor } from "../support/world.js";
 /**
  * A refused token explains itself to its holder (src/access/authenticate.ts; API.md "Errors": a clear message that
  * says what is wrong): an expired token says it has expired, a token of a deactivated organization's user says the
- * organization is deactivated — over every protocol, beside the reason a program branches on.
+ * organization is deactivated — over every protocol, beside the reason a program branches on. A token whose user is
+ * removed while the call authenticates (after the token was read, before its user) is just an invalid token.
  */
 const t = useTestServer();
 let count = 0;
@@ -50,5 +54,20 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
     expect(error).toMatchObject({ code: Code.Unauthenticated, reason: "organization.inactive" });
     expect(error.message).toMatch(/organization/i);
     expect(error.message).toMatch(/deactivated|inactive/i);
+  });
+});
+
+describe("a token whose user is removed while the call authenticates", () => {
+  it("is auth.token_invalid, never an internal error", async () => {
+    const { organizationId, actor } = await actorInNewOrganization("removed");
+    const admin = t.clients.client(UserService, "connect-json-http1", { token: t.server.adminToken, orgId: organizationId });
+    const deps = interleavedDeps(t, () => admin.removeUser({ userId: actor.userId }), "findUserById");
+    const error = await authenticate(deps, `Bearer ${actor.token}`).then(
+      () => expect.fail("the token of a removed user was accepted"),
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(DomainError);
+    expect(typed(error as DomainError)).toEqual({ kind: "unauthenticated", reason: "auth.token_invalid", metadata: {} });
+    expect((await failure(t.clients.client(UserService, "connect-json-http1", { token: actor.token }).getUser({ userId: actor.userId }))).reason).toBe("auth.token_invalid");
   });
 });
