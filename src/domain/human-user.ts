@@ -27,9 +27,10 @@ export const MAX_DISPLAY_NAME_CHARS = 200;
 /**
  * The display name of a user who gave none: "first last", which can reach 401 characters from two
  * valid names, so it is cut to the limit at a code point boundary (never between the halves of a
- * surrogate pair) and trimmed, so the cut never leaves a trailing space.
+ * surrogate pair) and trimmed, so the cut never leaves a trailing space. The names arrive trimmed and
+ * non-empty (the validation interceptor trims them before their min_len rule).
  */
 export function defaultDisplayName(firstName: string, lastName: string): string {
-  const codePoints = Array.from(`${firstName} ${lastName}`.trim());
+  const codePoints = Array.from(`${firstName} ${lastName}`);
   return codePoints.slice(0, MAX_DISPLAY_NAME_CHARS).join("").trim();
 }

@@ -23,6 +23,7 @@ export function parseSmtpHost(host: string): SmtpEndpoint {
   const hostname = match?.[1] ?? match?.[2];
   const port = Number(match?.[3]);
   let problem: string | undefined;
+  // Stryker disable next-line LogicalOperator: a match always has a host name of at least one character, so !match and !hostname are the same test
   if (!match || !hostname) problem = "must be name:port or [ipv6]:port";
   else if (match[1] !== undefined && !isIPv6(hostname)) problem = "the bracketed part must be an IPv6 address";
   else if (match[2] !== undefined && !HOSTNAME.test(hostname)) problem = "the name is not a valid host name or IPv4 address";

@@ -13,6 +13,9 @@ export function isLoopbackHost(hostname: string): boolean {
 /** Schemes that run code or read local data in a browser: never a redirect target. */
 const DANGEROUS_SCHEMES = new Set(["javascript:", "data:", "vbscript:", "file:", "blob:"]);
 
+/** Schemes whose URLs always name a host (the URL parser refuses them without one). */
+const HOST_SCHEMES = new Set(["https:", "http:"]);
+
 /**
  * Why a redirect URI is unacceptable, or undefined when it is fine: it must be absolute, carry no
  * fragment (OAuth 2.0 §3.1.2), use https, http only on a loopback host, or a private-use scheme
@@ -29,7 +32,7 @@ export function redirectUriProblem(uri: string): string | undefined {
   if (DANGEROUS_SCHEMES.has(url.protocol)) return `the scheme ${url.protocol} is not allowed`;
   if (url.protocol === "http:" && !isLoopbackHost(url.hostname)) return "plain http is allowed only for loopback hosts";
   // Stryker disable next-line ConditionalExpression,StringLiteral: a defence the URL parser makes unreachable, as it refuses http(s) URLs without a host
-  if ((url.protocol === "https:" || url.protocol === "http:") && !url.hostname) return "must name a host";
+  if (HOST_SCHEMES.has(url.protocol) && !url.hostname) return "must name a host";
   return undefined;
 }
 
