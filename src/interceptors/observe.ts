@@ -7,6 +7,7 @@ import { principalKey, requestIdKey } from "./context-keys.js";
 export function protocolOf(contentType: string | null): string {
   // Stryker disable next-line OptionalChaining: connect-node refuses a call without a content type before any interceptor runs (no rpc here allows Connect GET)
   if (contentType?.startsWith("application/grpc-web")) return "grpc-web";
+  // Stryker disable next-line OptionalChaining: as above; the transport's refusals (src/server.ts) also come only with a content type (framed POSTs, REST as application/json)
   if (contentType?.startsWith("application/grpc")) return "grpc";
   return "connect";
 }
