@@ -62,8 +62,7 @@ export function normalizeRequest(desc: DescMessage, message: Message): FieldViol
       if (!current.isSet(field)) continue;
       const path = next.path + field.name;
       if (field.fieldKind === "scalar" && field.scalar === ScalarType.STRING && TRIMMED_FIELD_NAMES.has(field.name)) {
-        const value = current.get(field) as string;
-        if (value.trim() !== value) current.set(field, value.trim());
+        current.set(field, (current.get(field) as string).trim());
       } else if (field.fieldKind === "message") {
         visit(current.get(field), path);
       } else if (field.fieldKind === "list" && field.listKind === "message") {

@@ -1,7 +1,7 @@
-import { create } from "@bufbuild/protobuf";
+import { create, isFieldSet } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { normalizeRequest } from "../../src/interceptors/validation.js";
-import { field, mapEntry, messageOf, REPEATED, TYPE_MESSAGE } from "../support/descriptors.js";
+import { field, mapEntry, messageOf, REPEATED, TYPE_INT32, TYPE_MESSAGE, TYPE_STRING } from "../support/descriptors.js";
 
 /**
  * A violation inside a map names the entry by its key as the caller wrote it (validation.ts: `labels["a"]`, and a
@@ -11,6 +11,7 @@ import { field, mapEntry, messageOf, REPEATED, TYPE_MESSAGE } from "../support/d
 const TYPE_INT64 = 3;
 const TYPE_UINT64 = 4;
 const TYPE_SINT64 = 18;
+const TYPE_BYTES = 12;
 
 const keyedBy = (keyType: number) =>
   messageOf(
@@ -37,5 +38,80 @@ describe("a Duration out of range in a map with 64-bit integer keys", () => {
     const Request = keyedBy(keyType);
     const message = create(Request, { spans: { [key]: { seconds: 1n, nanos: -1 } } } as never);
     expect(normalizeRequest(Request, message)).toEqual([expect.objectContaining({ field: path, rule: "duration.range" })]);
+  });
+});
+
+/**
+ * The names of TRIMMED_FIELD_NAMES lose their surrounding white space where they are a string (API.md "Input"). A
+ * field of such a name of another kind — a list or map of strings, a number, bytes, a message — has no white space
+ * of its own to lose: the walk passes it, or walks into it, as any field of its kind, and never fails on it.
+ */
+const OtherKinds = messageOf(
+  {
+    name: "trimmed_names_of_other_kinds_survivors.proto",
+    package: "kinds",
+    messageType: [
+      { name: "Inner", field: [field("at", 1, TYPE_MESSAGE, ".google.protobuf.Timestamp")] },
+      {
+        name: "Request",
+        field: [
+          field("display_name", 1, TYPE_STRING, undefined, REPEATED),
+          field("nick_name", 2, TYPE_INT32),
+          field("user_name", 3, TYPE_MESSAGE, ".kinds.Request.UserNameEntry", REPEATED),
+          field("first_name", 4, TYPE_MESSAGE, ".kinds.Inner"),
+          field("last_name", 5, TYPE_BYTES),
+        ],
+        nestedType: [mapEntry("UserNameEntry", TYPE_STRING, { type: TYPE_STRING })],
+      },
+    ],
+  },
+  "kinds.Request",
+);
+
+describe("a field of a trimmed name that is not a single string", () => {
+  it("is walked as its kind: no failure, a number and bytes unchanged, a message walked into", () => {
+    const bytes = new Uint8Array([0x20, 0x41, 0x20]);
+    const message = create(OtherKinds, {
+      displayName: [" Ada ", "Lovelace"],
+      nickName: 7,
+      userName: { k: " v " },
+      firstName: { at: { seconds: 0n, nanos: -1 } },
+      lastName: bytes,
+    } as never) as unknown as { nickName: number; lastName: Uint8Array };
+    expect(normalizeRequest(OtherKinds, message as never)).toEqual([expect.objectContaining({ field: "first_name.at", rule: "timestamp.range" })]);
+    expect(message.nickName).toBe(7);
+    expect(message.lastName).toEqual(bytes);
+  });
+
+  it.each([
+    ["a list of strings", { displayName: [" Ada "] }],
+    ["a number", { nickName: 7 }],
+    ["a map of strings", { userName: { k: " v " } }],
+    ["a message", { firstName: {} }],
+    ["bytes", { lastName: new Uint8Array([0x20]) }],
+  ])("as %s alone is no violation", (_kind, init) => {
+    expect(normalizeRequest(OtherKinds, create(OtherKinds, init as never))).toEqual([]);
+  });
+});
+
+/**
+ * Normalisation changes only what the caller sent: a field it left out stays left out — also one whose declared
+ * default (proto2, or editions with explicit presence) carries white space, which trimming it would turn into a
+ * value the caller never sent.
+ */
+describe("a trimmed name the caller left out", () => {
+  it("stays unset, though its default has surrounding white space", () => {
+    const Request = messageOf(
+      {
+        name: "left_out_survivors.proto",
+        package: "leftout",
+        syntax: "proto2",
+        messageType: [{ name: "Request", field: [{ ...field("display_name", 1, TYPE_STRING), defaultValue: "  Ada  " }] }],
+      },
+      "leftout.Request",
+    );
+    const message = create(Request);
+    expect(normalizeRequest(Request, message)).toEqual([]);
+    expect(isFieldSet(message, Request.fields[0]!)).toBe(false);
   });
 });
