@@ -61,15 +61,24 @@ export function normalizeRequest(desc: DescMessage, message: Message): FieldViol
     for (const field of current.fields) {
       if (!current.isSet(field)) continue;
       const path = next.path + field.name;
-      if (field.fieldKind === "scalar" && field.scalar === ScalarType.STRING && TRIMMED_FIELD_NAMES.has(field.name)) {
-        current.set(field, (current.get(field) as string).trim());
-      } else if (field.fieldKind === "message") {
-        visit(current.get(field), path);
-      } else if (field.fieldKind === "list" && field.listKind === "message") {
-        let index = 0;
-        for (const item of current.get(field)) visit(item as ReflectMessage, `${path}[${index++}]`);
-      } else if (field.fieldKind === "map" && field.mapKind === "message") {
-        for (const [key, value] of current.get(field)) visit(value as ReflectMessage, `${path}[${typeof key === "string" ? JSON.stringify(key) : String(key)}]`);
+      switch (field.fieldKind) {
+        case "scalar":
+          if (field.scalar === ScalarType.STRING && TRIMMED_FIELD_NAMES.has(field.name)) current.set(field, (current.get(field) as string).trim());
+          break;
+        case "message":
+          visit(current.get(field), path);
+          break;
+        case "list":
+          if (field.listKind === "message") {
+            let index = 0;
+            for (const item of current.get(field)) visit(item as ReflectMessage, `${path}[${index++}]`);
+          }
+          break;
+        case "map":
+          if (field.mapKind === "message") {
+            for (const [key, value] of current.get(field)) visit(value as ReflectMessage, `${path}[${typeof key === "string" ? JSON.stringify(key) : String(key)}]`);
+          }
+          break;
       }
     }
   }
