@@ -1,6 +1,10 @@
-import { create, isFieldSet } from "@bufbuild/protobuf";
+import { create, createFileRegistry, type DescMessage, isFieldSet, setExtension } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema, MessageOptionsSchema } from "@bufbuild/protobuf/wkt";
+import { file_buf_validate_validate, MessageRulesSchema, message as messageRules } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
+import { createContextValues } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
-import { normalizeRequest } from "../../src/interceptors/validation.js";
+import { DomainError } from "../../src/domain/errors.js";
+import { createValidationInterceptor, normalizeRequest } from "../../src/interceptors/validation.js";
 import { field, mapEntry, messageOf, REPEATED, TYPE_INT32, TYPE_MESSAGE, TYPE_STRING } from "../support/descriptors.js";
 
 /**
@@ -113,5 +117,53 @@ describe("a trimmed name the caller left out", () => {
     const message = create(Request);
     expect(normalizeRequest(Request, message)).toEqual([]);
     expect(isFieldSet(message, Request.fields[0]!)).toBe(false);
+  });
+});
+
+/**
+ * Every request message is checked before the handler sees it (validation.ts): one whose rules cannot be evaluated
+ * (here a CEL rule dividing by a field sent as 0) is not let through unchecked — the call fails with that error,
+ * which the error mapping answers as internal, and the handler never runs.
+ */
+describe("a request whose rules cannot be evaluated", () => {
+  const options = create(MessageOptionsSchema);
+  setExtension(options, messageRules, create(MessageRulesSchema, { cel: [{ id: "ratio.positive", message: "n / d must be positive", expression: "this.n / this.d > 0" }] }));
+  const Ratio = createFileRegistry(
+    create(FileDescriptorProtoSchema, {
+      name: "ratio_survivors.proto",
+      package: "ratio",
+      syntax: "proto3",
+      dependency: ["buf/validate/validate.proto"],
+      messageType: [{ name: "Request", field: [field("n", 1, TYPE_INT32), field("d", 2, TYPE_INT32)], options }],
+    }),
+    (name) => (name === "buf/validate/validate.proto" ? file_buf_validate_validate : undefined),
+  ).getMessage("ratio.Request") as DescMessage;
+
+  async function unary(init: { n: number; d: number }) {
+    let handled = 0;
+    const call = createValidationInterceptor()(async (req) => {
+      handled += 1;
+      return { stream: false, message: req.message } as never;
+    });
+    const outcome = await call({ stream: false, method: { input: Ratio }, message: create(Ratio, init as never), contextValues: createContextValues() } as never).then(
+      () => "handled",
+      (error: unknown) => error,
+    );
+    return { handled, outcome };
+  }
+
+  it("never reaches the handler: the call fails with the evaluation error", async () => {
+    const { handled, outcome } = await unary({ n: 1, d: 0 });
+    expect(handled).toBe(0);
+    expect(outcome).toBeInstanceOf(Error);
+    expect(outcome).not.toBeInstanceOf(DomainError);
+    expect(String(outcome)).toMatch(/divide by zero/);
+  });
+
+  it("while one whose rules hold is handled, and one that breaks them is request.invalid", async () => {
+    expect(await unary({ n: 1, d: 1 })).toEqual({ handled: 1, outcome: "handled" });
+    const { handled, outcome } = await unary({ n: -1, d: 1 });
+    expect(handled).toBe(0);
+    expect(outcome).toMatchObject({ kind: "invalid_argument", reason: "request.invalid" });
   });
 });
