@@ -1,0 +1,120 @@
+import type { Measurement } from "./drivers.js";
+import type { BenchOptions } from "./options.js";
+
+export interface Row {
+  scenario: string;
+  title: string;
+  protocol: string;
+  server: "bare" | "gatehouse" | "argon2-loop";
+  generator: "wrk" | "h2c-load" | "h2load" | "argon2-loop";
+  connections: number;
+  /** A rate-limited run at this total rate (half of the same scenario's saturated rate). */
+  pacedRate?: number;
+  /** Requests are alike (reads): a repeated sequence is fine. */
+  repeats: boolean;
+  measurement: Measurement & { meanMs?: number };
+  peakRssMb?: number;
+  /** "run": VmHWM was reset before the run (clear_refs); "process": the kernel refused, it is the peak since start. */
+  peakRssScope?: "run" | "process";
+  /** Filled by `addRatios`: this row's rate over another's, measured in the same run with the same generator. */
+  ratio?: { value: number; of: string };
+  /** CreateHumanUser with a plain password: over the bare argon2id loop. */
+  hashRatio?: number;
+}
+
+export interface Target {
+  name: string;
+  protocol: string;
+  value: number;
+  threshold: string;
+  pass: boolean;
+}
+
+const DURABLE_WRITES = ["update-application", "add-grant-member", "verify-email", "create-user-imported"];
+
+const find = (rows: Row[], match: Partial<Row>) =>
+  rows.find((r) => r.pacedRate === undefined && Object.entries(match).every(([k, v]) => r[k as keyof Row] === v));
+
+/** Each ratio pairs two rows of one protocol and one generator: only the server or the scenario differs. */
+export function addRatios(rows: Row[]): void {
+  const loop = find(rows, { server: "argon2-loop" });
+  for (const row of rows) {
+    if (row.pacedRate !== undefined || row.server !== "gatehouse") continue;
+    const base =
+      row.scenario === "health"
+        ? find(rows, { server: "bare", scenario: "health", protocol: row.protocol, generator: row.generator })
+        : find(rows, { server: "gatehouse", scenario: "health", protocol: row.protocol, generator: row.generator });
+    if (base && base.measurement.rps > 0) row.ratio = { value: row.measurement.rps / base.measurement.rps, of: row.scenario === "health" ? "bare" : "no-op" };
+    if (row.scenario === "create-user-password" && loop && loop.measurement.rps > 0) row.hashRatio = row.measurement.rps / loop.measurement.rps;
+  }
+}
+
+export function evaluateTargets(rows: Row[]): Target[] {
+  const targets: Target[] = [];
+  const gatehouse = rows.filter((r) => r.server === "gatehouse" && r.pacedRate === undefined && r.generator !== "h2load");
+  for (const row of gatehouse) {
+    const ratio = row.ratio?.value;
+    if (row.scenario === "health" && ratio !== undefined) targets.push({ name: "no-op ≥ 80 % of the bare ceiling", protocol: row.protocol, value: ratio, threshold: "≥ 0.80", pass: ratio >= 0.8 });
+    if (row.scenario === "get-project" && ratio !== undefined) targets.push({ name: "authenticated read ≥ 70 % of no-op", protocol: row.protocol, value: ratio, threshold: "≥ 0.70", pass: ratio >= 0.7 });
+    if (DURABLE_WRITES.includes(row.scenario) && ratio !== undefined) {
+      targets.push({ name: `${row.title} ≥ 60 % of no-op`, protocol: row.protocol, value: ratio, threshold: "≥ 0.60", pass: ratio >= 0.6 });
+    }
+    if (row.scenario === "create-user-password" && row.hashRatio !== undefined) {
+      targets.push({ name: "CreateHumanUser (argon2id) ≥ 80 % of the bare argon2id loop", protocol: row.protocol, value: row.hashRatio, threshold: "≥ 0.80", pass: row.hashRatio >= 0.8 });
+    }
+  }
+  for (const row of rows.filter((r) => r.pacedRate !== undefined)) {
+    const p99 = row.measurement.p99Ms;
+    targets.push({ name: `${row.title} p99 at half of saturation`, protocol: row.protocol, value: p99, threshold: "≤ 10 ms", pass: p99 <= 10 });
+  }
+  // A run whose answers were not the expected ones, or whose writes repeated, measured something else.
+  const broken = rows.filter((r) => r.measurement.unexpected > 0 || (r.measurement.wrapped && !r.repeats) || r.measurement.requests === 0);
+  targets.push({ name: "every answer as expected, no write repeated", protocol: "all", value: broken.length, threshold: "0 runs", pass: broken.length === 0 });
+  return targets;
+}
+
+const fixed = (value: number | undefined, digits: number) => (value === undefined || !Number.isFinite(value) ? "-" : value.toFixed(digits));
+
+function table(headers: string[], lines: string[][], rightAligned: Set<number>): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const format = (cells: string[]) => cells.map((c, i) => (rightAligned.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  return [format(headers), format(widths.map((w) => "-".repeat(w))), ...lines.map(format)].join("\n");
+}
+
+export function formatReport(rows: Row[], targets: Target[], options: BenchOptions, cores: number): string {
+  const lines = rows.map((r) => {
+    const notes: string[] = [];
+    if (r.pacedRate !== undefined) notes.push(`paced at ${r.pacedRate.toFixed(0)} req/s (half of saturation)`);
+    if (r.hashRatio !== undefined) notes.push(`${r.hashRatio.toFixed(2)} of the bare argon2id loop`);
+    if (r.measurement.meanMs !== undefined) notes.push(`h2load cross-check; p99 column = mean`);
+    if (r.measurement.unexpected > 0) notes.push(`${r.measurement.unexpected} UNEXPECTED ANSWERS ${JSON.stringify(r.measurement.raw ?? {})}`);
+    if (r.measurement.wrapped && !r.repeats) notes.push("SEQUENCE RAN OUT (writes repeated)");
+    const title = r.server === "bare" ? `${r.title} [bare ceiling]` : r.title;
+    return [
+      title,
+      r.protocol,
+      r.generator,
+      String(r.connections),
+      fixed(r.measurement.rps, 0),
+      fixed(r.measurement.p50Ms, 2),
+      fixed(r.measurement.meanMs ?? r.measurement.p99Ms, 2),
+      r.ratio ? `${r.ratio.value.toFixed(2)} of ${r.ratio.of}` : "",
+      r.peakRssMb === undefined ? "-" : `${r.peakRssMb}${r.peakRssScope === "process" ? "*" : ""}`,
+      notes.join("; "),
+    ];
+  });
+  const out = [
+    `Gatehouse bench, ${options.mode} run, ${cores} cores, ${options.connections} connections, ${options.warmupS} s warm-up + ${options.seconds} s per run`,
+    "",
+    table(["scenario", "protocol", "generator", "conns", "req/s", "p50 ms", "p99 ms", "ratio", "peak RSS MB", "notes"], lines, new Set([3, 4, 5, 6, 8])),
+    "",
+    table(
+      ["", "target", "protocol", "measured", "needed"],
+      targets.map((t) => [t.pass ? "PASS" : "FAIL", t.name, t.protocol, t.name.includes("p99") ? `${fixed(t.value, 2)} ms` : t.protocol === "all" ? String(t.value) : fixed(t.value, 2), t.threshold]),
+      new Set([3]),
+    ),
+  ];
+  if (rows.some((r) => r.peakRssScope === "process")) out.push("", "* peak since the server started: the kernel refused to reset the peak (/proc/<pid>/clear_refs) before the run");
+  if (options.mode === "smoke") out.push("", "(smoke run: 2 connections and 1-second runs check the harness; its figures are not the targets' conditions)");
+  return out.join("\n");
+}

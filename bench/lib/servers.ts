@@ -1,0 +1,107 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import { join } from "node:path";
+import { once } from "node:events";
+
+export interface BenchServer {
+  name: "bare" | "gatehouse";
+  url: string;
+  port: number;
+  pid: number;
+  /** Starts a new peak-RSS window (Linux: writing 5 to /proc/<pid>/clear_refs); false when refused. */
+  resetPeakRss(): boolean;
+  /** VmHWM of /proc/<pid>/status in MB: the peak since start or since the last reset. */
+  peakRssMb(): number;
+  stop(): Promise<void>;
+}
+
+export const REPO = new URL("../../", import.meta.url).pathname;
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function handle(name: BenchServer["name"], child: ChildProcess, port: number): BenchServer {
+  const pid = child.pid!;
+  return {
+    name,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    pid,
+    resetPeakRss() {
+      try {
+        writeFileSync(`/proc/${pid}/clear_refs`, "5");
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    peakRssMb() {
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      const kb = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN);
+      return Math.round(kb / 1024);
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, "exit");
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function waitFor(what: string, child: ChildProcess, ready: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with code ${child.exitCode} while starting`);
+    if (await ready().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${what} did not start within ${timeoutMs / 1000} s`);
+}
+
+/** The framework ceiling (bench/servers/bare-server.ts), run with the same loader as Gatehouse (tsx). */
+export async function startBare(): Promise<BenchServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/servers/bare-server.ts", String(port)], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] });
+  let listening = false;
+  child.stdout!.on("data", (chunk: Buffer) => {
+    if (chunk.toString().includes("listening")) listening = true;
+  });
+  await waitFor("the bare server", child, async () => listening);
+  return handle("bare", child, port);
+}
+
+/**
+ * Gatehouse as an operator runs it (`src/main.ts serve`, through tsx like the bare server, so a stale
+ * dist/ never gets measured) on a fresh data dir: it bootstraps and writes admin.pat. Defaults
+ * everywhere (synchronous=FULL, log level info: one JSON line per call), except that the mail
+ * delivery worker polls once an hour: the mails the set-up queues (VerifyEmail's users) would
+ * otherwise be delivered in the middle of later runs. Logs go to `logFile` (or /dev/null).
+ */
+export async function startGatehouse(dataDir: string, logFile?: string): Promise<BenchServer & { token: string }> {
+  const port = await freePort();
+  const out = openSync(logFile ?? "/dev/null", "a");
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", "src/main.ts", "serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--mail-poll-ms", "3600000"],
+    { cwd: REPO, stdio: ["ignore", out, "inherit"] },
+  );
+  const tokenFile = join(dataDir, "admin.pat");
+  await waitFor("gatehouse", child, async () => {
+    if (!existsSync(tokenFile)) return false;
+    const response = await fetch(`http://127.0.0.1:${port}/readyz`);
+    return response.status === 200;
+  });
+  return { ...handle("gatehouse", child, port), token: readFileSync(tokenFile, "utf8").trim() };
+}

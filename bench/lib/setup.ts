@@ -1,0 +1,112 @@
+import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { ApplicationService } from "../../gen/gatehouse/admin/v1/application_pb.js";
+import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
+import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
+import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
+
+/**
+ * What the scenarios need, made through Gatehouse's own API with the bootstrap admin's token
+ * (IAM_OWNER and ORG_OWNER of the first organization), Connect JSON over HTTP/1.1, several calls at
+ * once. Names carry a per-bench prefix so nothing collides with what another run of the same data
+ * dir made.
+ */
+export interface World {
+  token: string;
+  /** A project of the admin's organization: the authenticated read (GetProject). */
+  readProjectId: string;
+  /** The organization project grants go to; its machine users become grant members. */
+  partnerOrgId: string;
+  /** A fresh application to rename (UpdateApplication, the mixed run's writes). */
+  newApplication(): Promise<{ projectId: string; appId: string }>;
+  /** A fresh project with a role, granted to the partner organization: every (grant, user) pair is new. */
+  newGrant(): Promise<{ projectId: string; grantId: string }>;
+  /** At least `count` machine users of the partner organization (made once, grown when asked for more). */
+  partnerUsers(count: number): Promise<string[]>;
+  /** `count` new human users with an unverified email and their pending email code. */
+  unverifiedUsers(count: number): Promise<{ userId: string; code: string }[]>;
+}
+
+/** Runs `task(0..count-1)` with at most `concurrency` at once; results in index order. */
+export async function inParallel<T>(count: number, concurrency: number, task: (index: number) => Promise<T>): Promise<T[]> {
+  const results = new Array<T>(count);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const index = next++;
+      results[index] = await task(index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  return results;
+}
+
+const SETUP_CONCURRENCY = 16;
+
+export async function createWorld(baseUrl: string, token: string): Promise<World> {
+  const clientsFor = (orgId?: string) => {
+    const headers: Interceptor = (next) => (req) => {
+      req.header.set("authorization", `Bearer ${token}`);
+      if (orgId) req.header.set("x-service-orgid", orgId);
+      return next(req);
+    };
+    const transport = createConnectTransport({ baseUrl, httpVersion: "1.1", useBinaryFormat: false, interceptors: [headers] });
+    return {
+      projects: createClient(ProjectService, transport),
+      apps: createClient(ApplicationService, transport),
+      orgs: createClient(OrganizationService, transport),
+      users: createClient(UserService, transport),
+    };
+  };
+  const admin = clientsFor();
+  const run = `b${Date.now().toString(36)}`;
+  let serial = 0;
+  const name = (kind: string) => `${run}-${kind}-${serial++}`;
+
+  const { projectId: readProjectId } = await admin.projects.createProject({ name: name("read-project") });
+  const { organizationId: partnerOrgId } = await admin.orgs.createOrganization({ name: name("partner") });
+  const partner: { users: Client<typeof UserService> } = clientsFor(partnerOrgId);
+  const pool: string[] = [];
+
+  return {
+    token,
+    readProjectId,
+    partnerOrgId,
+    async newApplication() {
+      const { projectId } = await admin.projects.createProject({ name: name("app-project") });
+      const { appId } = await admin.apps.createOidcApplication({ projectId, name: name("app"), redirectUris: ["https://bench.example.com/callback"] });
+      return { projectId, appId };
+    },
+    async newGrant() {
+      const { projectId } = await admin.projects.createProject({ name: name("grant-project") });
+      await admin.projects.addProjectRole({ projectId, roleKey: "viewer", displayName: "Viewer" });
+      const { grantId } = await admin.projects.createProjectGrant({ projectId, grantedOrganizationId: partnerOrgId, roleKeys: ["viewer"] });
+      return { projectId, grantId };
+    },
+    async partnerUsers(count) {
+      const missing = count - pool.length;
+      if (missing > 0) {
+        const made = await inParallel(missing, SETUP_CONCURRENCY, async () => {
+          const userName = name("member");
+          return (await partner.users.createMachineUser({ userName, name: userName })).userId;
+        });
+        pool.push(...made);
+      }
+      return pool.slice(0, count);
+    },
+    unverifiedUsers(count) {
+      return inParallel(count, SETUP_CONCURRENCY, async () => {
+        const userName = name("verify");
+        const { userId } = await admin.users.createHumanUser({
+          userName,
+          profile: { firstName: "Bench", lastName: "Verify" },
+          email: { email: `${userName}@bench.example.com` },
+        });
+        // The code a user would find in the mail, returned to the admin instead (README, "Human users").
+        const { verificationCode } = await admin.users.resendEmailCode({ userId, returnCode: true });
+        if (!verificationCode) throw new Error("ResendEmailCode returned no code");
+        return { userId, code: verificationCode };
+      });
+    },
+  };
+}
