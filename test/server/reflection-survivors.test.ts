@@ -55,11 +55,8 @@ describe.each([
     ]);
   });
 
-  // BUG (reported): files are looked up by protobuf-es's DescFile.name, which lacks the ".proto" suffix that
-  // FileDescriptorProto.name and every `dependency` entry carry, so a client that fetches an import by the name it was
-  // given gets NOT_FOUND. `it.fails` until src/api/reflection/reflection-service.ts indexes files by `file.proto.name`;
-  // then drop `.fails`.
-  it.fails("file_by_filename: the file first, then everything it imports, transitively, each once", async () => {
+  // A client fetches each import by the name the descriptor gives it ("pkg/file.proto"): that name must resolve.
+  it("file_by_filename: the file first, then everything it imports, transitively, each once", async () => {
     const files = fileNames(await ask({ case: "fileByFilename", value: "gatehouse/admin/v1/user.proto" }));
     expect(files[0]).toBe("gatehouse/admin/v1/user.proto");
     expect(files).toEqual(
@@ -77,7 +74,7 @@ describe.each([
   });
 
   // BUG (reported): see above; drop `.fails` with the fix.
-  it.fails("file_by_filename of a file with no imports is that file alone", async () => {
+  it("file_by_filename of a file with no imports is that file alone", async () => {
     expect(fileNames(await ask({ case: "fileByFilename", value: "google/protobuf/timestamp.proto" }))).toEqual(["google/protobuf/timestamp.proto"]);
   });
 

@@ -25,7 +25,8 @@ function closure(file: DescFile, seen = new Set<string>()): DescFile[] {
 
 function indexSchema(roots: DescFile[]): Schema {
   const seen = new Set<string>();
-  const files = new Map(roots.flatMap((root) => closure(root, seen)).map((file) => [file.name, file]));
+  // By the file's path as reflection clients name it ("pkg/file.proto"); DescFile.name leaves out the extension.
+  const files = new Map(roots.flatMap((root) => closure(root, seen)).map((file) => [file.proto.name, file]));
   return { files, types: createRegistry(...files.values()) };
 }
 
