@@ -20,7 +20,7 @@ const ORG_HEADER_OPERATIONS = new Set([
 function commentsOf(files: FileDescriptorProto[]): Map<string, string> {
   const comments = new Map<string, string>();
   for (const file of files) {
-    const byPath = new Map((file.sourceCodeInfo?.location ?? []).map((l) => [l.path.join("."), (l.leadingComments ?? "").trim()]));
+    const byPath = new Map((file.sourceCodeInfo?.location ?? []).map((l) => [l.path.join("."), l.leadingComments.trim()]));
     const note = (name: string, path: number[]) => {
       const text = byPath.get(path.join("."));
       if (text) comments.set(name, text.replace(/\n /g, "\n"));

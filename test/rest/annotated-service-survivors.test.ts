@@ -1,0 +1,226 @@
+import { create, createFileRegistry, type DescMessage, type DescService, type Message, setExtension, toJson } from "@bufbuild/protobuf";
+import {
+  FieldDescriptorProto_Label as Label,
+  FieldDescriptorProto_Type as Type,
+  type FileDescriptorProto,
+  FieldOptionsSchema,
+  FileDescriptorProtoSchema,
+  MessageOptionsSchema,
+  MethodOptionsSchema,
+} from "@bufbuild/protobuf/wkt";
+import { field as fieldRules, FieldRulesSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
+import { ConnectError } from "@connectrpc/connect";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
+import { HttpRuleSchema } from "../../gen/google/api/http_pb.js";
+import { fromDomainError } from "../../src/interceptors/error-mapping.js";
+import { createRestGateway } from "../../src/rest/gateway.js";
+import { buildOpenApi } from "../../src/rest/openapi.js";
+
+// The REST transcoding and the OpenAPI generator follow google.api.http and proto3 JSON for every annotated RPC,
+// not only for the field kinds the six SPEC operations happen to use. This file builds a small annotated service
+// in memory (a GET route without body, a PUT route with body "*") with the field kinds the Gatehouse protos lack:
+// double/float (JSON numbers), bytes (base64 strings), 32-bit integers (JSON integers, uint32/fixed32 unsigned),
+// a uint32 with a `lte` rule (maximum), maps of messages and of strings, and a repeated field.
+
+function withHttp(pattern: { case: "get" | "put"; value: string } | { case: "custom"; value: { kind: string; path: string } }, body = "") {
+  const options = create(MethodOptionsSchema);
+  setExtension(options, httpRule, create(HttpRuleSchema, { pattern, body }));
+  return options;
+}
+
+function withUint32Below(lessThan: { case: "lte" | "lt"; value: number }) {
+  const options = create(FieldOptionsSchema);
+  setExtension(options, fieldRules, create(FieldRulesSchema, { type: { case: "uint32", value: { lessThan } } }));
+  return options;
+}
+
+const jsonName = (name: string) => name.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase());
+const field = (name: string, number: number, type: Type, extra: Record<string, unknown> = {}) => ({ name, number, type, label: Label.OPTIONAL, jsonName: jsonName(name), ...extra });
+const mapEntry = (name: string, value: Record<string, unknown>) => ({
+  name,
+  options: create(MessageOptionsSchema, { mapEntry: true }),
+  field: [field("key", 1, Type.STRING), { ...field("value", 2, Type.STRING), ...value }],
+});
+
+function thingsFile(withComments: boolean): FileDescriptorProto {
+  return create(FileDescriptorProtoSchema, {
+    name: "gatehouse/test/v1/things.proto",
+    package: "gatehouse.test.v1",
+    syntax: "proto3",
+    messageType: [
+      { name: "Part", field: [field("name", 1, Type.STRING)] },
+      {
+        name: "ThingRequest",
+        field: [
+          field("thing_id", 1, Type.STRING),
+          field("ratio", 2, Type.DOUBLE),
+          field("share", 3, Type.FLOAT),
+          field("blob", 4, Type.BYTES),
+          field("count", 5, Type.INT32),
+          field("limit", 6, Type.UINT32, { options: withUint32Below({ case: "lte", value: 500 }) }),
+          field("mask", 7, Type.FIXED32),
+          field("delta", 8, Type.SINT32),
+          field("parts", 9, Type.MESSAGE, { label: Label.REPEATED, typeName: ".gatehouse.test.v1.ThingRequest.PartsEntry" }),
+          field("labels", 10, Type.MESSAGE, { label: Label.REPEATED, typeName: ".gatehouse.test.v1.ThingRequest.LabelsEntry" }),
+          field("tags", 11, Type.STRING, { label: Label.REPEATED }),
+          field("max_items", 12, Type.INT32),
+          field("extra_tags", 13, Type.STRING, { label: Label.REPEATED }),
+          field("below", 14, Type.UINT32, { options: withUint32Below({ case: "lt", value: 500 }) }),
+        ],
+        nestedType: [mapEntry("PartsEntry", { type: Type.MESSAGE, typeName: ".gatehouse.test.v1.Part" }), mapEntry("LabelsEntry", {})],
+      },
+      { name: "ThingResponse", field: [field("echo", 1, Type.STRING)] },
+    ],
+    service: [
+      {
+        name: "ThingService",
+        method: [
+          { name: "GetThing", inputType: ".gatehouse.test.v1.ThingRequest", outputType: ".gatehouse.test.v1.ThingResponse", options: withHttp({ case: "get", value: "/v1/things/{thing_id}" }) },
+          // A custom HTTP method is no REST route: the RPC stays RPC-only.
+          { name: "PokeThing", inputType: ".gatehouse.test.v1.ThingRequest", outputType: ".gatehouse.test.v1.ThingResponse", options: withHttp({ case: "custom", value: { kind: "POKE", path: "/v1/pokes/{thing_id}" } }) },
+          { name: "UpdateThing", inputType: ".gatehouse.test.v1.ThingRequest", outputType: ".gatehouse.test.v1.ThingResponse", options: withHttp({ case: "put", value: "/v1/things/{thing_id}" }, "*") },
+        ],
+      },
+    ],
+    ...(withComments
+      ? {
+          sourceCodeInfo: {
+            location: [
+              { path: [4, 1], span: [0, 0, 0], leadingComments: " A thing to ask for.\n" },
+              // The field `ratio` has a location but no comment.
+              { path: [4, 1, 2, 1], span: [0, 0, 0] },
+              { path: [4, 1, 2, 2], span: [0, 0, 0], leadingComments: " The share.\n" },
+            ],
+          },
+        }
+      : {}),
+  });
+}
+
+const registry = createFileRegistry(thingsFile(false), () => undefined);
+const service = registry.getService("gatehouse.test.v1.ThingService") as DescService;
+const requestSchema = registry.getMessage("gatehouse.test.v1.ThingRequest") as DescMessage;
+
+type Schema = Record<string, unknown> & { properties: Record<string, Record<string, unknown>> };
+interface Document {
+  paths: Record<string, Record<string, { description: string; requestBody?: { content: { "application/json": { schema: Schema } } } }>>;
+  components: { schemas: Record<string, Schema> };
+}
+
+describe("OpenAPI schemas of proto3 JSON field kinds", () => {
+  const document = buildOpenApi([thingsFile(true)], registry, "0.0.0") as unknown as Document;
+  const put = document.paths["/v1/things/{thing_id}"]!.put!;
+  const properties = put.requestBody!.content["application/json"].schema.properties;
+
+  it("double and float are JSON numbers; bytes a base64 string", () => {
+    expect(properties.ratio).toEqual({ type: "number" });
+    expect(properties.share).toMatchObject({ type: "number" });
+    expect(properties.blob).toEqual({ type: "string", contentEncoding: "base64" });
+  });
+
+  it("32-bit integers are JSON integers, unsigned ones uint32, a `lte` rule their maximum", () => {
+    expect(properties.count).toEqual({ type: "integer", format: "int32" });
+    expect(properties.delta).toEqual({ type: "integer", format: "int32" });
+    expect(properties.mask).toEqual({ type: "integer", format: "uint32" });
+    expect(properties.limit).toEqual({ type: "integer", format: "uint32", maximum: 500 });
+    // `lt: 500` refuses 500: the document must not allow it.
+    expect(properties.below).toMatchObject({ type: "integer", format: "uint32" });
+    const maximum = properties.below!.maximum as number | undefined;
+    expect(maximum === undefined || maximum < 500, `maximum ${maximum} allows what lt 500 refuses`).toBe(true);
+  });
+
+  it("a map of messages is an object whose values are the message; a map of strings one of strings", () => {
+    expect(properties.parts).toEqual({ type: "object", additionalProperties: { $ref: "#/components/schemas/gatehouse.test.v1.Part" } });
+    expect(document.components.schemas["gatehouse.test.v1.Part"]).toEqual({ type: "object", properties: { name: { type: "string" } } });
+    expect(properties.labels).toEqual({ type: "object", additionalProperties: { type: "string" } });
+    expect(properties.tags).toEqual({ type: "array", items: { type: "string" } });
+  });
+
+  it("descriptions come from leading comments only: a location without one adds none, an RPC without one has none", () => {
+    expect(put.requestBody!.content["application/json"].schema.description).toBe("A thing to ask for.");
+    expect(properties.share).toEqual({ type: "number", description: "The share." });
+    expect(properties.ratio).not.toHaveProperty("description");
+    expect(put.description).toBe("");
+  });
+
+  it("a route without body has no request body; a file without source info has no descriptions; a custom method no path", () => {
+    const bare = buildOpenApi([thingsFile(false)], registry, "0.0.0") as unknown as Document;
+    expect(Object.keys(bare.paths)).toEqual(["/v1/things/{thing_id}"]);
+    expect(bare.paths["/v1/things/{thing_id}"]!.get).not.toHaveProperty("requestBody");
+    expect(bare.paths["/v1/things/{thing_id}"]!.put!.requestBody!.content["application/json"].schema).not.toHaveProperty("description");
+  });
+});
+
+describe("REST transcoding of a route without body", () => {
+  let url = "";
+  let server: http.Server;
+  beforeAll(async () => {
+    const gateway = createRestGateway({
+      routes: (router) =>
+        router.service(service, {
+          getThing: (request: Message) => ({ echo: JSON.stringify(toJson(requestSchema, request)) }),
+          pokeThing: (request: Message) => ({ echo: JSON.stringify(toJson(requestSchema, request)) }),
+          updateThing: (request: Message) => ({ echo: JSON.stringify(toJson(requestSchema, request)) }),
+        } as never),
+      interceptors: [],
+      maxRequestBytes: 64 * 1024,
+      reject: (_request, _handler, error) => (error instanceof ConnectError ? error : fromDomainError(error)),
+    });
+    server = http.createServer((req, res) => {
+      void gateway(req, res, "test-request").then((handled) => {
+        if (!handled) {
+          res.writeHead(404);
+          res.end();
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  async function get(path: string) {
+    const response = await fetch(`${url}${path}`);
+    const json = (await response.json()) as { echo?: string; code?: number; message?: string };
+    return { status: response.status, json, echo: json.echo === undefined ? undefined : (JSON.parse(json.echo) as Record<string, unknown>) };
+  }
+
+  it("takes the request fields from query parameters, by proto name or JSON name; the path parameter wins", async () => {
+    const answer = await get("/v1/things/t-1?count=3&max_items=7&ratio=0.5&thing_id=other&thingId=other");
+    expect(answer.status).toBe(200);
+    expect(answer.echo).toEqual({ thingId: "t-1", count: 3, maxItems: 7, ratio: 0.5 });
+    expect((await get("/v1/things/t-2?maxItems=9")).echo).toEqual({ thingId: "t-2", maxItems: 9 });
+  });
+
+  it("a repeated field takes every value of its parameter, in order; a single field the first", async () => {
+    expect((await get("/v1/things/t-3?tags=b&tags=a&tags=c&count=1&count=2")).echo).toEqual({ thingId: "t-3", tags: ["b", "a", "c"], count: 1 });
+    expect((await get("/v1/things/t-4?tags=only")).echo).toEqual({ thingId: "t-4", tags: ["only"] });
+    // A repeated field named by its JSON name, and by its proto name.
+    expect((await get("/v1/things/t-7?extraTags=x&extraTags=y")).echo).toEqual({ thingId: "t-7", extraTags: ["x", "y"] });
+    expect((await get("/v1/things/t-8?extra_tags=x&extra_tags=y")).echo).toEqual({ thingId: "t-8", extraTags: ["x", "y"] });
+  });
+
+  it("a query parameter that names no field is refused like an unknown JSON key: 400 invalid_argument", async () => {
+    const answer = await get("/v1/things/t-5?colour=red");
+    expect(answer.status).toBe(400);
+    expect(answer.json.code).toBe(3);
+    expect(answer.json.message).toContain("colour");
+  });
+
+  it("an RPC whose annotation is a custom HTTP method has no REST route", async () => {
+    for (const method of ["POST", "GET"]) {
+      const response = await fetch(`${url}/v1/pokes/t-9`, { method, ...(method === "POST" ? { body: "{}" } : {}) });
+      expect(response.status).toBe(404);
+    }
+  });
+
+  it("the route with body \"*\" takes no query parameter", async () => {
+    const response = await fetch(`${url}/v1/things/t-6?count=5&colour=red`, { method: "PUT", headers: { "content-type": "application/json" }, body: '{"count": 2}' });
+    expect(response.status).toBe(200);
+    const { echo } = (await response.json()) as { echo: string };
+    expect(JSON.parse(echo)).toEqual({ thingId: "t-6", count: 2 });
+  });
+});
