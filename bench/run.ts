@@ -55,7 +55,7 @@ interface RunPlan {
 }
 
 /** One load run of `scenario` on `protocol` against `server`: warm-up, then the measured window. */
-async function measure(server: BenchServer, scenario: Scenario, protocol: Protocol, world: World | undefined, token: string, plan: RunPlan): Promise<Row> {
+async function measure(server: BenchServer, scenario: Scenario, protocol: Protocol, world: World | undefined, token: string, plan: RunPlan, keep = true): Promise<Row> {
   const generator = generatorOf(protocol);
   const size = (seconds: number) => (scenario.repeats ? 4 * WRK_BLOCK : Math.ceil(plan.sizeRate * seconds * plan.sizeFactor) + 2 * WRK_BLOCK);
   const prepare = async (count: number): Promise<BenchRequest[]> => {
@@ -108,6 +108,7 @@ async function measure(server: BenchServer, scenario: Scenario, protocol: Protoc
     peakRssScope: rssPerRun ? "run" : "process",
     ...(plan.rate ? { pacedRate: plan.rate } : {}),
   };
+  if (!keep) return row;
   log(`${server.name} ${scenario.id} ${protocol}${plan.rate ? ` paced ${plan.rate.toFixed(0)}/s` : ""}: ${measurement.rps.toFixed(0)} req/s, p99 ${measurement.p99Ms.toFixed(2)} ms${measurement.unexpected ? `, ${measurement.unexpected} unexpected` : ""}`);
   rows.push(row);
   return row;
@@ -118,6 +119,21 @@ const selected = SCENARIOS.filter((s) => options.scenarios.includes(s.id));
 const wantsHealth = options.scenarios.includes("health");
 const wantsH2load = wantsHealth && options.protocols.includes("grpc-h2c");
 const servers: BenchServer[] = [];
+
+/**
+ * A fresh server's first calls run cold code (JIT, lazy modules, first connections). Before anything is
+ * measured, each server gets Health/Check (and Gatehouse also GetProject) on every protocol, unrecorded.
+ */
+async function warmUp(server: BenchServer, token: string, world?: World): Promise<void> {
+  if (!options.serverWarmUp) return;
+  const getProject = SCENARIOS.find((s) => s.id === "get-project")!;
+  for (const protocol of options.protocols) {
+    for (const scenario of world ? [HEALTH, getProject] : [HEALTH]) {
+      await measure(server, scenario, protocol, world, token, { connections: options.connections, warmupS: options.warmupS, seconds: 1, sizeRate: 0, sizeFactor: 1 }, false);
+    }
+  }
+  log(`${server.name} warmed up`);
+}
 
 async function crossCheckWithH2load(server: BenchServer, token: string): Promise<void> {
   const rssPerRun = server.resetPeakRss();
@@ -134,6 +150,7 @@ try {
   if (wantsHealth) {
     const bare = await startBare();
     servers.push(bare);
+    await warmUp(bare, "bench");
     for (const protocol of options.protocols) {
       const row = await measure(bare, HEALTH, protocol, undefined, "bench", { ...basePlan, sizeRate: 0, sizeFactor: 1 });
       bareRate.set(protocol, row.measurement.rps);
@@ -156,6 +173,7 @@ try {
   servers.push(gatehouse);
   log("gatehouse started");
   const world = await createWorld(gatehouse.url, gatehouse.token);
+  await warmUp(gatehouse, gatehouse.token, world);
   for (const scenario of selected) {
     for (const protocol of options.protocols) {
       // Sequences are sized from what was measured before: writes that need no pool from the bare

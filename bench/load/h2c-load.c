@@ -281,7 +281,10 @@ int main(int argc, char **argv) {
     int live = 0;
     for (int i = 0; i < connections; i++) {
       conn_t *c = &conns[i];
-      if (!c->alive) continue;
+      if (!c->alive) {
+        fds[i].fd = -1; /* poll ignores it */
+        continue;
+      }
       live++;
       if (!c->item) {
         double until = take_slot(now);
