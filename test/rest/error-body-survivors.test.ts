@@ -54,6 +54,15 @@ describe("fromConnectError", () => {
   it("an error with ErrorInfo keeps it as it is, and gets no second one", () => {
     const { body } = fromConnectError({ code: "not_found", message: "gone", details: [{ type: "google.rpc.ErrorInfo", debug: { reason: "user.not_found", domain: "gatehouse" } }] });
     expect(body.details).toEqual([{ "@type": ERROR_INFO, reason: "user.not_found", domain: "gatehouse" }]);
+    const mixed = fromConnectError({
+      code: "invalid_argument",
+      message: "bad",
+      details: [{ type: "google.rpc.BadRequest", debug: { fieldViolations: [] } }, { type: "google.rpc.ErrorInfo", debug: { reason: "user.invalid" } }],
+    });
+    expect(mixed.body.details).toEqual([
+      { "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [] },
+      { "@type": ERROR_INFO, reason: "user.invalid" },
+    ]);
   });
 
   it("an error with no message gets the code's name as message", () => {
