@@ -51,7 +51,7 @@ describe("what is no preflight", () => {
   });
 
   it("a request without Origin, or from another origin, gets no CORS headers", async () => {
-    for (const headers of [{}, { origin: "https://evil.example" }, { origin: "" }]) {
+    for (const headers of [{}, { origin: "https://evil.example" }, { origin: "" }] as Record<string, string>[]) {
       const response = await preflight(RPC, { ...headers, "access-control-request-method": "POST" });
       expect(response.status).not.toBe(204);
       expect(response.headers.get("access-control-allow-origin")).toBeNull();
