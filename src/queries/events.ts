@@ -26,13 +26,14 @@ export async function listEvents(deps: Deps, caller: Caller, input: ListEventsIn
     ...(input.aggregateType ? { aggregateType: input.aggregateType } : {}),
     ...(input.aggregateId ? { aggregateId: input.aggregateId } : {}),
     ...(resourceOwner ? { resourceOwner } : {}),
-    ...(input.fromSequence > 0 ? { fromSequence: input.fromSequence } : {}),
+    // From sequence 0 is from the start: sequences begin at 1.
+    fromSequence: input.fromSequence,
   };
   // An event's position in the list is its sequence.
   const { rows, total, nextPageToken } = await readPage(
     input,
     async ({ afterPosition, limit }) => {
-      const events = await deps.store.listEvents({ ...filter, ...(afterPosition !== undefined ? { afterSequence: afterPosition } : {}), limit });
+      const events = await deps.store.listEvents({ ...filter, afterSequence: afterPosition, limit });
       return events.map((event) => ({ row: event, position: event.sequence }));
     },
     () => deps.store.countEvents(filter),
