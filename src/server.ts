@@ -63,6 +63,7 @@ export interface GatehouseServer {
  */
 function createFallback(metrics: Metrics, logger: Logger, rest: ReturnType<typeof createRestGateway>, isReady: () => boolean): NodeAdapterOptions["fallback"] {
   return (req, res, requestId) => {
+    // Stryker disable next-line OptionalChaining: node gives every request it serves a url
     const path = req.url?.split("?")[0];
     // Plain HTTP probes for load balancers and Kubernetes, without a token: /healthz says the process
     // answers (always cheap), /readyz whether it should get traffic.
