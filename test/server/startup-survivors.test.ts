@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startGatehouse } from "../../src/app.js";
+import { dataFiles, loadConfig } from "../../src/config.js";
+import { StartupError } from "../../src/startup/startup-error.js";
+import { LogCapture, startTestServer } from "../support/server.js";
+
+// A start that fails (app.ts startGatehouse) throws the cause the operator must fix, logs its details at debug
+// level, and gives back what it took: the port, the data dir lock, the database. And the URL it announces brackets
+// an IPv6 host.
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+const scratch = () => {
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-startup-"));
+  dirs.push(dir);
+  return dir;
+};
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+function configFor(dataDir: string, port: number) {
+  return loadConfig([], { GATEHOUSE_PORT: String(port), GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_LOG_LEVEL: "debug", GATEHOUSE_DB_SYNCHRONOUS: "NORMAL" });
+}
+
+describe("a start that fails", () => {
+  it("before the data dir is locked (the data dir is a file): throws the data dir's error and frees the port", async () => {
+    const file = join(scratch(), "not-a-dir");
+    writeFileSync(file, "");
+    const port = await freePort();
+    const logs = new LogCapture();
+    const failed = await startGatehouse({ config: configFor(file, port), logDestination: logs }).then(
+      () => expect.fail("the start succeeded"),
+      (error: unknown) => error,
+    );
+    expect(failed).toBeInstanceOf(StartupError);
+    expect((failed as Error).message).toContain(file);
+    const debug = logs.parsed().find((line) => line.msg === "start-up failed");
+    expect(debug?.level).toBe(20);
+    expect((debug?.err as { message?: string } | undefined)?.message).toContain((failed as Error).message);
+    // The port is free again.
+    await new Promise<void>((resolve, reject) => {
+      const again = net.createServer().once("error", reject).listen(port, "127.0.0.1", () => again.close(() => resolve()));
+    });
+  });
+
+  it("after the lock, before the database (the master key of an existing database is gone): throws that, and unlocks the data dir", async () => {
+    const dataDir = scratch();
+    const first = await startTestServer({ dataDir });
+    await first.stop();
+    const config = configFor(dataDir, 0);
+    const keyFile = dataFiles(config).masterKey;
+    const key = (await import("node:fs")).readFileSync(keyFile);
+    unlinkSync(keyFile);
+    const failed = await startGatehouse({ config, logDestination: new LogCapture() }).then(
+      () => expect.fail("the start succeeded"),
+      (error: unknown) => error,
+    );
+    expect(failed).toBeInstanceOf(StartupError);
+    expect((failed as Error).message).toMatch(/master key .* is missing/);
+    // With the key back, the next start in the same data dir is not refused as locked.
+    writeFileSync(keyFile, key, { mode: 0o600 });
+    const second = await startTestServer({ dataDir });
+    await second.stop();
+  });
+});
+
+describe("the announced URL", () => {
+  it("brackets an IPv6 host", async () => {
+    const dataDir = scratch();
+    const server = await startTestServer({ dataDir, config: { host: "::1" } });
+    try {
+      expect(server.url).toMatch(/^http:\/\/\[::1\]:\d+$/);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});
