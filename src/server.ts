@@ -113,11 +113,13 @@ function createFallback(metrics: Metrics, logger: Logger, rest: ReturnType<typeo
  */
 function createRejection(metrics: Metrics, logger: Logger): DecodeCheckOptions["reject"] {
   return (request, handler, error) => {
+    // Stryker disable next-line OptionalChaining: the node adapter gives every request its context values
     const requestId = request.contextValues?.get(requestIdKey) ?? "";
     const wire = toConnectError(error, requestId, logger);
     const code = codeName(wire.code);
     metrics.rpcCalls.inc({ procedure: handler.requestPath, code });
     logger.warn(
+      // Stryker disable next-line OptionalChaining: toConnectError gives every error an ErrorInfo
       { requestId, procedure: handler.requestPath, protocol: protocolOf(request.header.get("content-type")), code, reason: wire.findDetails(ErrorInfoSchema)[0]?.reason },
       "request refused before the rpc",
     );

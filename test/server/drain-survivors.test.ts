@@ -1,24 +1,36 @@
 import { rmSync } from "node:fs";
+import http2 from "node:http2";
 import net from "node:net";
+import tls from "node:tls";
 import { describe, expect, it } from "vitest";
 import { eventually } from "../support/eventually.js";
 import { startTestServer } from "../support/server.js";
+import { makeSelfSignedCertificate } from "../support/tls.js";
 
 // A stopping server (Gatehouse.close) should get no more traffic: /readyz answers 503 "not ready" from the moment
 // the stop begins, and an HTTP/1.1 connection still busy with a call is told `Connection: close` on what it is
 // answered, so the client opens no further request on it.
 describe("a server that is stopping", () => {
-  it("is ready while it runs; once stopping, answers /readyz 503 not ready with Connection: close on a connection whose call is still in flight", async () => {
-    const server = await startTestServer();
+  it.each([
+    ["cleartext", false],
+    ["TLS (HTTP/1.1 by ALPN)", true],
+  ])("over %s: is ready while it runs; once stopping, answers /readyz 503 not ready with Connection: close on a connection whose call is still in flight", async (_name, useTls) => {
+    const certificate = useTls ? makeSelfSignedCertificate() : undefined;
+    const server = await startTestServer(certificate ? { config: { tls: { certPath: certificate.certPath, keyPath: certificate.keyPath } } } : {});
     try {
-      const running = await fetch(`${server.url}/readyz`);
-      expect({ status: running.status, body: await running.text() }).toEqual({ status: 200, body: "ok\n" });
       const { port } = new URL(server.url);
       const body = JSON.stringify({ name: "Created while stopping" });
-      const socket = net.connect(Number(port), "127.0.0.1");
-      await new Promise((resolve) => socket.once("connect", resolve));
+      const socket = certificate
+        ? tls.connect({ port: Number(port), host: "127.0.0.1", ca: certificate.ca, servername: "localhost", ALPNProtocols: ["http/1.1"] })
+        : net.connect(Number(port), "127.0.0.1");
+      await new Promise((resolve) => socket.once(certificate ? "secureConnect" : "connect", resolve));
+      // Ready while it runs (on this connection, which stays open).
       let response = "";
       socket.on("data", (chunk: Buffer) => (response += chunk.toString("utf8")));
+      socket.write("GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n");
+      await eventually(() => response.endsWith("ok\n") || response.endsWith("ok\n\r\n0\r\n\r\n"), { what: "the first probe's answer" });
+      expect(response).toMatch(/^HTTP\/1\.1 200 /);
+      response = "";
       const closed = new Promise((resolve) => socket.once("close", resolve));
       // A call whose body is still arriving: in flight when the stop begins (100 Continue: its headers were read).
       socket.write(
@@ -39,6 +51,48 @@ describe("a server that is stopping", () => {
       expect(answers[1]).toMatch(/\r\nConnection: close\r\n/i);
       expect(answers[1]).toContain("not ready\n");
     } finally {
+      rmSync(server.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("over TLS with HTTP/2: a stream in flight when the stop begins is still answered", async () => {
+    const certificate = makeSelfSignedCertificate();
+    const server = await startTestServer({ config: { tls: { certPath: certificate.certPath, keyPath: certificate.keyPath } } });
+    const session = http2.connect(server.url, { ca: certificate.ca, servername: "localhost" });
+    let sessionError: unknown;
+    session.on("error", (error) => (sessionError = error));
+    try {
+      await new Promise((resolve, reject) => {
+        session.once("connect", resolve);
+        session.once("close", () => reject(new Error(`the session closed: ${String(sessionError)}`)));
+      });
+      const body = JSON.stringify({ name: "Created over h2 while stopping" });
+      const stream = session.request({
+        ":method": "POST",
+        ":path": "/gatehouse.admin.v1.OrganizationService/CreateOrganization",
+        "content-type": "application/json",
+        authorization: `Bearer ${server.adminToken}`,
+      });
+      let status = 0;
+      let text = "";
+      stream.on("response", (headers) => (status = Number(headers[":status"])));
+      stream.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+      const ended = new Promise<void>((resolve, reject) => {
+        stream.on("end", () => resolve());
+        stream.on("error", reject);
+        stream.on("close", () => resolve());
+      });
+      stream.write(body.slice(0, 5));
+      // A ping's answer comes after the server read the frames before it: the call is in flight, waiting for its body.
+      await new Promise((resolve, reject) => session.ping((error) => (error ? reject(new Error(`${error.message}: ${String(sessionError)}`)) : resolve(undefined))));
+      const stopping = server.gatehouse.close();
+      stream.end(body.slice(5));
+      await ended;
+      await stopping;
+      expect(status).toBe(200);
+      expect(text).toContain('"organizationId"');
+    } finally {
+      session.destroy();
       rmSync(server.dataDir, { recursive: true, force: true });
     }
   });

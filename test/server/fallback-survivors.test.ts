@@ -1,5 +1,6 @@
 import http from "node:http";
 import http2 from "node:http2";
+import https from "node:https";
 import net from "node:net";
 import tls from "node:tls";
 import { afterEach, describe, expect, it } from "vitest";
@@ -36,7 +37,7 @@ async function serve(options: { ready?: () => boolean; beforeListen?: (port: num
   await options.beforeListen?.(reservation.port);
   const { port } = await server.listen(reservation);
   stops.push(() => server.close(1_000));
-  return { url: `http://127.0.0.1:${port}`, port, logs };
+  return { url: `http://127.0.0.1:${port}`, port, logs, server };
 }
 
 interface Answer {
@@ -210,6 +211,31 @@ describe("connections that arrive while the server starts", () => {
       expect(await early!).toEqual({ status: 200, body: "ok\n" });
     } finally {
       session?.destroy();
+    }
+  });
+
+});
+
+describe("a graceful stop", () => {
+  it("over TLS closes an idle HTTP/1.1 keep-alive connection at once instead of waiting out the drain timeout", async () => {
+    const certificate = makeSelfSignedCertificate();
+    const { port, server } = await serve({ tls: certificate });
+    const agent = new https.Agent({ keepAlive: true, ca: certificate.ca });
+    try {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = https.request({ host: "127.0.0.1", port, path: "/healthz", servername: "localhost", agent }, (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+      expect(status).toBe(200);
+      const started = Date.now();
+      await server.close(10_000);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      agent.destroy();
     }
   });
 });
