@@ -1,6 +1,6 @@
-import { createFileRegistry, type DescField, type DescMessage, type FileRegistry, fromBinary, getOption, hasOption, ScalarType } from "@bufbuild/protobuf";
+import { createFileRegistry, type DescField, type DescMessage, type FileRegistry, fromBinary, getOption, hasOption, isFieldSet, ScalarType } from "@bufbuild/protobuf";
 import { type DescriptorProto, type FileDescriptorProto, FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
-import { field as fieldRules } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
+import { field as fieldRules, RepeatedRulesSchema, StringRulesSchema } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -96,16 +96,17 @@ class Schemas {
       const description = this.comments.get(`${message.typeName}.${field.name}`);
       if (description) schema.description = description;
       if (field.deprecated) schema.deprecated = true;
+      // buf.validate's limits are proto2 optionals, read as 0 when unset: a maximum counts only when the rule sets it.
       if (rules?.type.case === "string") {
         if (rules.type.value.minLen !== undefined && rules.type.value.minLen > 0n) schema.minLength = Number(rules.type.value.minLen);
-        if (rules.type.value.maxLen !== undefined) schema.maxLength = Number(rules.type.value.maxLen);
+        if (isFieldSet(rules.type.value, StringRulesSchema.field.maxLen)) schema.maxLength = Number(rules.type.value.maxLen);
       }
       if (rules?.type.case === "repeated") {
-        if (rules.type.value.maxItems !== undefined) schema.maxItems = Number(rules.type.value.maxItems);
+        if (isFieldSet(rules.type.value, RepeatedRulesSchema.field.maxItems)) schema.maxItems = Number(rules.type.value.maxItems);
         if (rules.type.value.minItems !== undefined && rules.type.value.minItems > 0n) schema.minItems = Number(rules.type.value.minItems);
         const items = rules.type.value.items?.type;
         if (items?.case === "string" && schema.items && typeof schema.items === "object" && !("$ref" in schema.items)) {
-          schema.items = { ...(schema.items as Schema), ...(items.value.maxLen !== undefined ? { maxLength: Number(items.value.maxLen) } : {}), ...(items.value.minLen ? { minLength: Number(items.value.minLen) } : {}) };
+          schema.items = { ...(schema.items as Schema), ...(isFieldSet(items.value, StringRulesSchema.field.maxLen) ? { maxLength: Number(items.value.maxLen) } : {}), ...(items.value.minLen ? { minLength: Number(items.value.minLen) } : {}) };
         }
       }
       if (rules?.type.case === "uint32" && rules.type.value.lessThan.case === "lte") schema.maximum = rules.type.value.lessThan.value;

@@ -210,10 +210,8 @@ describe("OpenAPI schemas of proto3 JSON field kinds", () => {
     expect(properties.plainList).toMatchObject({ type: "array", items: { type: "string", minLength: 3 }, maxItems: 4 });
   });
 
-  // Known bug (reported): buf.validate's limits are proto2 optionals, which protobuf-es reads as 0 when unset, so an
-  // unset max_len / max_items becomes maxLength / maxItems 0 — a schema no valid value meets. Flip to `it` once
-  // openapi.ts asks whether the rule sets the limit (isFieldSet).
-  it.fails("a limit the rule does not set is not in the schema", () => {
+  // buf.validate's limits are proto2 optionals (read as 0 when unset): an unset maximum must not become 0.
+  it("a limit the rule does not set is not in the schema", () => {
     expect(properties.code).toEqual({ type: "string", minLength: 2 });
     expect(properties.keys).toEqual({ type: "array", items: { type: "string" }, minItems: 2 });
     expect(properties.plainList).toEqual({ type: "array", items: { type: "string", minLength: 3 }, maxItems: 4 });
