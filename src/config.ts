@@ -142,6 +142,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     host,
     dataDir: resolve(required(settings.dataDir)),
     externalUrl,
+    // Stryker disable next-line LogicalOperator: a certificate without a key (or the reverse) was refused above
     ...(certPath && keyPath ? { tls: { certPath, keyPath } } : {}),
     logLevel,
     dbSynchronous,

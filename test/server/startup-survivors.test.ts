@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,7 +61,7 @@ describe("a start that fails", () => {
     await first.stop();
     const config = configFor(dataDir, 0);
     const keyFile = dataFiles(config).masterKey;
-    const key = (await import("node:fs")).readFileSync(keyFile);
+    const key = readFileSync(keyFile);
     unlinkSync(keyFile);
     const failed = await startGatehouse({ config, logDestination: new LogCapture() }).then(
       () => expect.fail("the start succeeded"),
@@ -73,6 +73,44 @@ describe("a start that fails", () => {
     writeFileSync(keyFile, key, { mode: 0o600 });
     const second = await startTestServer({ dataDir });
     await second.stop();
+  });
+});
+
+describe("files read before anything is written", () => {
+  it("a missing TLS certificate fails the first start and leaves no data dir behind", async () => {
+    const dataDir = join(scratch(), "data");
+    const config = { ...configFor(dataDir, 0), tls: { certPath: join(scratch(), "missing-cert.pem"), keyPath: join(scratch(), "missing-key.pem") } };
+    await expect(startGatehouse({ config, logDestination: new LogCapture() })).rejects.toBeInstanceOf(StartupError);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it("a missing SMTP CA file fails the start naming the file and its flag", async () => {
+    const dataDir = join(scratch(), "data");
+    const caFile = join(scratch(), "missing-ca.pem");
+    const base = configFor(dataDir, 0);
+    const config = { ...base, mail: { ...base.mail, smtpCaFile: caFile } };
+    const failed = await startGatehouse({ config, logDestination: new LogCapture() }).then(
+      () => expect.fail("the start succeeded"),
+      (error: unknown) => error as Error,
+    );
+    expect(failed).toBeInstanceOf(StartupError);
+    expect(failed.message).toContain(`SMTP CA file ${caFile}`);
+    expect(failed.message).toContain("--smtp-ca-file");
+    expect(existsSync(dataDir)).toBe(false);
+  });
+});
+
+describe("what the operator reads in the log", () => {
+  it("the first start says where the admin token is; each start the URL and data dir it serves; a stop that it stopped", async () => {
+    const dataDir = scratch();
+    const server = await startTestServer({ dataDir });
+    await server.stop();
+    const lines = server.logs.parsed();
+    const bootstrapped = lines.find((line) => line.tokenFile !== undefined);
+    expect(bootstrapped?.tokenFile).toBe(dataFiles(configFor(dataDir, 0)).adminToken);
+    expect(bootstrapped?.msg).toMatch(/admin token/);
+    expect(lines.find((line) => line.msg === "gatehouse listening")).toMatchObject({ url: server.url, dataDir });
+    expect(lines.at(-1)?.msg).toBe("gatehouse stopped");
   });
 });
 
