@@ -45,12 +45,15 @@ describe("grpc.health.v1.Health/Watch, in process", () => {
     expect(await next).toEqual({ done: true, value: undefined });
   });
 
-  it("sends the current status first, then each change, and ends after NOT_SERVING", async () => {
+  it("sends the current status first, then each change, staying open while SERVING, and ends after NOT_SERVING", async () => {
     const { state, stream } = watch(createHealthState(), "gatehouse.admin.v1.UserService");
     expect(await stream.next()).toEqual({ done: false, value: { status: ServingStatus.SERVING } });
-    const change = stream.next();
+    const serving = stream.next();
+    state.setServing(true);
+    expect(await serving).toEqual({ done: false, value: { status: ServingStatus.SERVING } });
+    const notServing = stream.next();
     state.setServing(false);
-    expect(await change).toEqual({ done: false, value: { status: ServingStatus.NOT_SERVING } });
+    expect(await notServing).toEqual({ done: false, value: { status: ServingStatus.NOT_SERVING } });
     expect(await stream.next()).toEqual({ done: true, value: undefined });
   });
 

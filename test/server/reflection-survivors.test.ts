@@ -73,7 +73,6 @@ describe.each([
     expect(new Set(files).size).toBe(files.length);
   });
 
-  // BUG (reported): see above; drop `.fails` with the fix.
   it("file_by_filename of a file with no imports is that file alone", async () => {
     expect(fileNames(await ask({ case: "fileByFilename", value: "google/protobuf/timestamp.proto" }))).toEqual(["google/protobuf/timestamp.proto"]);
   });
