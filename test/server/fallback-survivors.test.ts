@@ -9,6 +9,7 @@ import { createServer, type GatehouseServer } from "../../src/server.js";
 import { createLogger } from "../../src/support/logger.js";
 import { createMetrics } from "../../src/support/metrics.js";
 import { reservePort } from "../../src/transport/port-reservation.js";
+import { eventually } from "../support/eventually.js";
 import { LogCapture } from "../support/server.js";
 import { makeSelfSignedCertificate } from "../support/tls.js";
 
@@ -217,6 +218,31 @@ describe("connections that arrive while the server starts", () => {
 });
 
 describe("a graceful stop", () => {
+  it("closes an idle cleartext HTTP/1.1 keep-alive connection at once instead of waiting out the drain timeout", async () => {
+    const { url, server } = await serve();
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      let socketClosed = false;
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = http.request(`${url}/healthz`, { agent }, (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        });
+        req.on("socket", (socket) => socket.once("close", () => (socketClosed = true)));
+        req.on("error", reject);
+        req.end();
+      });
+      expect(status).toBe(200);
+      const started = Date.now();
+      await server.close(10_000);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await eventually(() => socketClosed, { what: "the idle connection to be closed" });
+    } finally {
+      agent.destroy();
+    }
+  });
+
+
   it("over TLS closes an idle HTTP/1.1 keep-alive connection at once instead of waiting out the drain timeout", async () => {
     const certificate = makeSelfSignedCertificate();
     const { port, server } = await serve({ tls: certificate });

@@ -6,7 +6,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startGatehouse } from "../../src/app.js";
 import { dataFiles, loadConfig } from "../../src/config.js";
 import { StartupError } from "../../src/startup/startup-error.js";
+import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
+import { Clients } from "../support/clients.js";
 import { LogCapture, startTestServer } from "../support/server.js";
+import { makeTestCa, startSmtpServer } from "../support/smtp.js";
 
 // A start that fails (app.ts startGatehouse) throws the cause the operator must fix, logs its details at debug
 // level, and gives back what it took: the port, the data dir lock, the database. And the URL it announces brackets
@@ -111,6 +114,32 @@ describe("what the operator reads in the log", () => {
     expect(bootstrapped?.msg).toMatch(/admin token/);
     expect(lines.find((line) => line.msg === "gatehouse listening")).toMatchObject({ url: server.url, dataDir });
     expect(lines.at(-1)?.msg).toBe("gatehouse stopped");
+  });
+});
+
+describe("the mail settings of the configuration", () => {
+  it("reach the SMTP client: the CA of --smtp-ca-file is trusted, and --smtp-timeout-ms bounds a relay that never answers", async () => {
+    const ca = makeTestCa();
+    const relay = await startSmtpServer({ tls: "starttls", certificate: ca });
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const server = await startTestServer({ dataDir: scratch(), config: { mail: { smtpCaFile: ca.caFile, smtpTimeoutMs: 500, pollMs: 60_000, maxAttempts: 1, retryBaseMs: 1_000 } } });
+    const clients = new Clients(server.url);
+    try {
+      const smtp = clients.client(SmtpService, "connect-json-http1", { token: server.adminToken });
+      const config = { senderAddress: "noreply@gatehouse.test", senderName: "Gatehouse", tls: true, host: `localhost:${relay.port}`, user: "" };
+      const trusted = await smtp.testSmtpConfig({ receiverAddress: "probe@example.com", config });
+      expect(trusted.steps.find((step) => step.step === "tls")).toMatchObject({ ok: true });
+      const started = Date.now();
+      const stalled = await smtp.testSmtpConfig({ receiverAddress: "probe@example.com", config: { ...config, host: `127.0.0.1:${(silent.address() as net.AddressInfo).port}` } });
+      expect(stalled.ok).toBe(false);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      clients.close();
+      await server.stop();
+      await relay.close();
+      silent.close();
+    }
   });
 });
 
