@@ -218,6 +218,32 @@ describe("connections that arrive while the server starts", () => {
 });
 
 describe("a graceful stop", () => {
+  it("after HTTP/2 requests (h2c) completes at once: their streams are no HTTP/1.1 requests in flight", async () => {
+    const { url, server } = await serve();
+    const session = http2.connect(url);
+    session.on("error", () => undefined);
+    try {
+      for (let i = 0; i < 2; i++) {
+        const status = await new Promise<number>((resolve, reject) => {
+          const stream = session.request({ ":method": "GET", ":path": "/healthz" });
+          let code = 0;
+          stream.on("response", (headers) => (code = Number(headers[":status"])));
+          stream.on("end", () => resolve(code));
+          stream.on("error", reject);
+          stream.resume();
+          stream.end();
+        });
+        expect(status).toBe(200);
+      }
+      session.close();
+      const started = Date.now();
+      await server.close(10_000);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      session.destroy();
+    }
+  });
+
   it("closes an idle cleartext HTTP/1.1 keep-alive connection at once instead of waiting out the drain timeout", async () => {
     const { url, server } = await serve();
     const agent = new http.Agent({ keepAlive: true });
