@@ -96,4 +96,32 @@ describe("a server that is stopping", () => {
       rmSync(server.dataDir, { recursive: true, force: true });
     }
   });
+
+  it("closes a connection whose call was in flight when the stop began as soon as that call is answered", async () => {
+    const server = await startTestServer({ config: { shutdownTimeoutMs: 20_000 } });
+    try {
+      const { port } = new URL(server.url);
+      const body = JSON.stringify({ name: "Answered, then closed" });
+      const socket = net.connect(Number(port), "127.0.0.1");
+      await new Promise((resolve) => socket.once("connect", resolve));
+      let response = "";
+      socket.on("data", (chunk: Buffer) => (response += chunk.toString("utf8")));
+      const closed = new Promise((resolve) => socket.once("close", resolve));
+      socket.write(
+        "POST /gatehouse.admin.v1.OrganizationService/CreateOrganization HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n" +
+          `Authorization: Bearer ${server.adminToken}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      );
+      await eventually(() => response.startsWith("HTTP/1.1 100 Continue\r\n\r\n"), { what: "the server to accept the call's headers" });
+      const started = Date.now();
+      const stopping = server.gatehouse.close();
+      socket.write(body.slice(5));
+      await closed;
+      await stopping;
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(response).toMatch(/HTTP\/1\.1 200 /);
+      expect(response).toContain('"organizationId"');
+    } finally {
+      rmSync(server.dataDir, { recursive: true, force: true });
+    }
+  });
 });
