@@ -58,7 +58,7 @@ export async function readPage<Row>(
 ): Promise<{ rows: Row[]; total: number; nextPageToken: string }> {
   const after = positionAfter(request.pageToken);
   const { limit, fetch } = pageLimit(request.pageSize);
-  const [fetched, total] = await Promise.all([listPage({ ...(after !== undefined ? { afterPosition: after } : {}), limit: fetch }), count()]);
+  const [fetched, total] = await Promise.all([listPage({ afterPosition: after, limit: fetch }), count()]);
   const { page, nextPageToken } = cutPage(fetched, limit, (row) => row.position);
   return { rows: page.map(({ row }) => row), total, nextPageToken };
 }

@@ -1,4 +1,4 @@
-import { type DescMessage, getOption, hasOption } from "@bufbuild/protobuf";
+import { type DescMessage, getOption } from "@bufbuild/protobuf";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { http } from "../../gen/google/api/annotations_pb.js";
 
@@ -27,10 +27,10 @@ function compileTemplate(template: string): { pattern: RegExp; fields: string[] 
 /** Every RPC with a google.api.http annotation becomes a route; the rest stay RPC-only. */
 export function restRoutes(handlers: UniversalHandler[]): RestRoute[] {
   return handlers.flatMap((handler) => {
-    if (!hasOption(handler.method, http)) return [];
+    // Without the annotation, the rule is the empty default: no pattern.
     const rule = getOption(handler.method, http);
     const { case: httpMethod, value } = rule.pattern;
-    if (!httpMethod || httpMethod === "custom" || typeof value !== "string") return [];
+    if (!httpMethod || httpMethod === "custom") return [];
     const { pattern, fields } = compileTemplate(value);
     return [{ httpMethod: httpMethod.toUpperCase(), pattern, pathFields: fields, body: rule.body, handler }];
   });

@@ -12,7 +12,7 @@ import { field as fieldRules, FieldRulesSchema } from "@bufbuild/protovalidate/g
 import { ConnectError, type HandlerContext } from "@connectrpc/connect";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import { HttpRuleSchema } from "../../gen/google/api/http_pb.js";
 import { fromDomainError } from "../../src/interceptors/error-mapping.js";
@@ -257,7 +257,9 @@ describe("REST transcoding of the annotated service", () => {
   let hanging = 0;
   let cancelled = 0;
   let server: http.Server;
-  beforeAll(async () => {
+  // Per test, not once: building the routes is part of what each test checks (and mutation testing attributes
+  // only code that runs inside a test, hooks per test included).
+  beforeEach(async () => {
     const gateway = createRestGateway({
       routes: (router) =>
         router.service(service, {
@@ -273,7 +275,14 @@ describe("REST transcoding of the annotated service", () => {
           pokeThing: (request: Message) => ({ echo: JSON.stringify(toJson(requestSchema, request)) }),
           updateThing: (request: Message) => ({ echo: JSON.stringify(toJson(requestSchema, request)) }),
         } as never),
-      interceptors: [],
+      // The RPC's own interceptors run for a REST call (here one that marks its answers).
+      interceptors: [
+        (next) => async (request) => {
+          const response = await next(request);
+          response.header.set("x-seen-by", "interceptor");
+          return response;
+        },
+      ],
       maxRequestBytes: MAX_BYTES,
       reject: (_request, _handler, error) => (error instanceof ConnectError ? error : fromDomainError(error)),
     });
@@ -288,17 +297,18 @@ describe("REST transcoding of the annotated service", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterEach(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   async function get(path: string) {
     const response = await fetch(`${url}${path}`);
     const json = (await response.json()) as { echo?: string; code?: number; message?: string };
-    return { status: response.status, json, echo: json.echo === undefined ? undefined : (JSON.parse(json.echo) as Record<string, unknown>) };
+    return { status: response.status, seenBy: response.headers.get("x-seen-by"), json, echo: json.echo === undefined ? undefined : (JSON.parse(json.echo) as Record<string, unknown>) };
   }
 
   it("takes the request fields from query parameters, by proto name or JSON name; the path parameter wins", async () => {
     const answer = await get("/v1/things/t-1?count=3&max_items=7&ratio=0.5&thing_id=other&thingId=other");
     expect(answer.status).toBe(200);
+    expect(answer.seenBy).toBe("interceptor");
     expect(answer.echo).toEqual({ thingId: "t-1", count: 3, maxItems: 7, ratio: 0.5 });
     expect((await get("/v1/things/t-2?maxItems=9")).echo).toEqual({ thingId: "t-2", maxItems: 9 });
   });
