@@ -217,6 +217,50 @@ describe("connections that arrive while the server starts", () => {
 
 });
 
+describe("one port for HTTP/1.1 and cleartext HTTP/2", () => {
+  it("recognizes the HTTP/2 preface also when its first TCP segment carries only part of it", async () => {
+    const { port } = await serve();
+    // A proxy that sends the client's first bytes in two segments: 5 bytes of the preface, then the rest.
+    const proxy = net.createServer((client) => {
+      const upstream = net.connect(port, "127.0.0.1");
+      let first = true;
+      // In order: later chunks wait for the delayed rest of the first one.
+      let sent = Promise.resolve();
+      client.on("data", (chunk: Buffer) => {
+        if (!first) {
+          sent = sent.then(() => void upstream.write(chunk));
+          return;
+        }
+        first = false;
+        upstream.write(chunk.subarray(0, 5));
+        sent = new Promise((resolve) => setTimeout(resolve, 50)).then(() => void upstream.write(chunk.subarray(5)));
+      });
+      upstream.pipe(client);
+      client.on("error", () => upstream.destroy());
+      upstream.on("error", () => client.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    const session = http2.connect(`http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`);
+    session.on("error", () => undefined);
+    try {
+      const status = await new Promise<number>((resolve, reject) => {
+        const stream = session.request({ ":method": "GET", ":path": "/healthz" });
+        let code = 0;
+        stream.on("response", (headers) => (code = Number(headers[":status"])));
+        stream.on("end", () => resolve(code));
+        stream.on("error", reject);
+        stream.setTimeout(5_000, () => stream.destroy(new Error("no answer over HTTP/2")));
+        stream.resume();
+        stream.end();
+      });
+      expect(status).toBe(200);
+    } finally {
+      session.destroy();
+      proxy.close();
+    }
+  });
+});
+
 describe("a graceful stop", () => {
   it("after HTTP/2 requests (h2c) completes at once: their streams are no HTTP/1.1 requests in flight", async () => {
     const { url, server } = await serve();
@@ -267,7 +311,6 @@ describe("a graceful stop", () => {
       agent.destroy();
     }
   });
-
 
   it("over TLS closes an idle HTTP/1.1 keep-alive connection at once instead of waiting out the drain timeout", async () => {
     const certificate = makeSelfSignedCertificate();
