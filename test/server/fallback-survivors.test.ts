@@ -262,6 +262,25 @@ describe("one port for HTTP/1.1 and cleartext HTTP/2", () => {
 });
 
 describe("a graceful stop", () => {
+  // Known bug (reported): with an h2c client that keeps its side of a stream open, close(500) has not returned
+  // after 20 s (GatehouseServer.close promises to close every connection after timeoutMs). Flip to `it` once fixed.
+  it.fails("ends at its deadline even when a client keeps a stream open", async () => {
+    const { url, server } = await serve();
+    const session = http2.connect(url);
+    session.on("error", () => undefined);
+    try {
+      // The client never ends its side of the stream: the session stays open through the drain.
+      const stream = session.request({ ":method": "POST", ":path": "/healthz" });
+      stream.on("error", () => undefined);
+      stream.write("x");
+      await new Promise((resolve) => stream.once("response", resolve));
+      const outcome = await Promise.race([server.close(500).then(() => "closed"), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 5_000))]);
+      expect(outcome).toBe("closed");
+    } finally {
+      session.destroy();
+    }
+  });
+
   it("after HTTP/2 requests (h2c) completes at once: their streams are no HTTP/1.1 requests in flight", async () => {
     const { url, server } = await serve();
     const session = http2.connect(url);
