@@ -138,6 +138,18 @@ describe("paths no route matches", () => {
   });
 });
 
+/** Everything the server sends on `socket` until it ends the connection; fails with `never` after 5 s. */
+function answerOf(socket: net.Socket, never: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (text += chunk));
+    socket.on("end", () => resolve(text));
+    socket.on("error", reject);
+    socket.setTimeout(5_000, () => socket.destroy(new Error(never)));
+  });
+}
+
 describe("connections that arrive while the server starts", () => {
   it("are held and answered once it listens", async () => {
     let early: Promise<string> | undefined;
@@ -146,14 +158,7 @@ describe("connections that arrive while the server starts", () => {
         const socket = net.connect(port, "127.0.0.1");
         await new Promise((resolve) => socket.once("connect", resolve));
         socket.write("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-        early = new Promise((resolve, reject) => {
-          let text = "";
-          socket.setEncoding("utf8");
-          socket.on("data", (chunk: string) => (text += chunk));
-          socket.on("end", () => resolve(text));
-          socket.on("error", reject);
-          socket.setTimeout(5_000, () => socket.destroy(new Error("the early connection was never answered")));
-        });
+        early = answerOf(socket, "the early connection was never answered");
       },
     });
     const text = await early!;
@@ -171,14 +176,7 @@ describe("connections that arrive while the server starts", () => {
       beforeListen: async (port) => {
         const socket = tls.connect({ port, host: "127.0.0.1", ca: certificate.ca, servername: "localhost", ALPNProtocols: ["http/1.1"] });
         socket.write("GET /readyz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-        early = new Promise((resolve, reject) => {
-          let text = "";
-          socket.setEncoding("utf8");
-          socket.on("data", (chunk: string) => (text += chunk));
-          socket.on("end", () => resolve(text));
-          socket.on("error", reject);
-          socket.setTimeout(5_000, () => socket.destroy(new Error("the early TLS connection was never answered")));
-        });
+        early = answerOf(socket, "the early TLS connection was never answered");
       },
     });
     const text = await early!;
