@@ -7,7 +7,7 @@ import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { instanceIdOf } from "../support/audit-trail.js";
 import { Clients, type Protocol, PROTOCOLS } from "../support/clients.js";
 import { type Aggregate, aggregateAt, type Answer, createdAt, dateOf, expectDetails, expectDetailsOfChange, later } from "../support/details-of-changes.js";
-import { startTestServer, type TestServer, useTestServer } from "../support/server.js";
+import { type TestServer, useTestServer, withFreshServer } from "../support/server.js";
 import { createActor } from "../support/world.js";
 
 /*
@@ -196,19 +196,8 @@ describe("details of a new organization or instance membership (API.md `details`
 
 /*
  * The SMTP configuration is one per instance, so each row runs on a server of its own: what another test
- * did to the configuration must not decide its creation date.
+ * did to the configuration must not decide its creation date (withFreshServer).
  */
-async function onFreshServer(body: (server: TestServer, clients: Clients) => Promise<void>): Promise<void> {
-  const server = await startTestServer();
-  const clients = new Clients(server.url);
-  try {
-    await body(server, clients);
-  } finally {
-    clients.close();
-    await server.dispose();
-  }
-}
-
 const settings = { senderAddress: "noreply@gatehouse.test", senderName: "Gatehouse", tls: true, host: "smtp.example.com:587", user: "mailer" };
 type Smtp = ReturnType<typeof smtpOf>;
 const smtpOf = (clients: Clients, server: TestServer) => (protocol: Protocol = "connect-json-http1") => clients.client(SmtpService, protocol, { token: server.adminToken });
@@ -238,7 +227,7 @@ describe("details of a change to the SMTP configuration (API.md `details`; owned
   it.each(smtpRows.map((row, i) => [row.rpc, PROTOCOLS[(i + 1) % PROTOCOLS.length]!, row] as const))(
     "%s over %s: sequence and time of the configuration's last event, its creation date, the instance id",
     async (rpc, protocol, { arrange }) => {
-      await onFreshServer(async (server, clients) => {
+      await withFreshServer(async (server, clients) => {
         const smtp = smtpOf(clients, server);
         const instanceId = await instanceIdOf(clients, server.adminToken);
         later(server.clock);
@@ -258,7 +247,7 @@ describe("details of a change to the SMTP configuration (API.md `details`; owned
   );
 
   it("UpdateSmtpConfig sent twice: the second changes nothing and answers the first one's event and time, and the configuration's creation date", async () => {
-    await onFreshServer(async (server, clients) => {
+    await withFreshServer(async (server, clients) => {
       const smtp = smtpOf(clients, server);
       const instanceId = await instanceIdOf(clients, server.adminToken);
       const created = await smtp().createSmtpConfig(settings);
@@ -279,7 +268,7 @@ describe("details of a change to the SMTP configuration (API.md `details`; owned
   // The configuration lives on one `smtp` aggregate per instance (its id is the instance id); one created again
   // after RemoveSmtpConfig is a new object, so its creation date is its new create's, not the removed one's.
   it("a configuration created again after RemoveSmtpConfig keeps the creation date its create answered (it is a new object)", async () => {
-    await onFreshServer(async (server, clients) => {
+    await withFreshServer(async (server, clients) => {
       const smtp = smtpOf(clients, server);
       const instanceId = await instanceIdOf(clients, server.adminToken);
       await smtp().createSmtpConfig(settings);

@@ -8,23 +8,12 @@ import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_p
 import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { ServerReflection } from "../../gen/grpc/reflection/v1/reflection_pb.js";
-import { Clients } from "../support/clients.js";
-import { startTestServer, type TestServer } from "../support/server.js";
+import { withFreshServer } from "../support/server.js";
 
 // The services are built when a server starts. Each test here starts its own server inside the test, so that
 // building (which a file's shared server does in beforeAll) is part of what the test checks: a server that has just
 // started serves every RPC of these services, and every write answers with the details of its change.
 
-async function withFreshServer(body: (server: TestServer, clients: Clients) => Promise<void>): Promise<void> {
-  const server = await startTestServer();
-  const clients = new Clients(server.url);
-  try {
-    await body(server, clients);
-  } finally {
-    clients.close();
-    await server.dispose();
-  }
-}
 
 describe("a server that has just started", () => {
   it("serves every project write, each answering with the details of its own change in the project's organization", async () => {

@@ -127,3 +127,18 @@ export function useTestServer(options: TestServerOptions & { perTest?: boolean }
     },
   };
 }
+
+/**
+ * Runs `body` against a server of its own, started inside the calling test (so start-up code is part of what the
+ * test checks, and no other test's data is there), and stops it afterwards.
+ */
+export async function withFreshServer(body: (server: TestServer, clients: Clients) => Promise<void>): Promise<void> {
+  const server = await startTestServer();
+  const clients = new Clients(server.url);
+  try {
+    await body(server, clients);
+  } finally {
+    clients.close();
+    await server.dispose();
+  }
+}
