@@ -17,6 +17,7 @@ import { createRestGateway } from "./rest/gateway.js";
 import type { Logger } from "./support/logger.js";
 import type { Metrics } from "./support/metrics.js";
 import type { DecodeCheckOptions } from "./transport/decode-check.js";
+import { trackAcceptedSockets } from "./transport/accepted-sockets.js";
 import { createHttp2Sessions } from "./transport/http2-sessions.js";
 import { createNodeAdapter, type NodeAdapterOptions } from "./transport/node-adapter.js";
 import type { PortReservation } from "./transport/port-reservation.js";
@@ -210,6 +211,8 @@ export function createServer(options: ServerOptions): GatehouseServer {
     });
   }
 
+  const acceptedSockets = trackAcceptedSockets(listener);
+
   return {
     listen(reservation) {
       return new Promise((resolve, reject) => {
@@ -241,6 +244,7 @@ export function createServer(options: ServerOptions): GatehouseServer {
       }
       http1Connections.destroyAll();
       http2Sessions.destroyAll();
+      acceptedSockets.destroyAll();
       await stopped;
     },
   };
