@@ -18,10 +18,14 @@ export function createHttp1Connections() {
   };
 
   return {
+    /**
+     * A socket is added once its first bytes came (TLS: once its handshake is done). While draining, those bytes are
+     * a request on a connection accepted before the stop: it is served (answered with `Connection: close`) within the
+     * drain, not cut off — ending the socket here would run the request and lose its answer.
+     */
     add(socket: net.Socket): void {
       inFlight.set(socket, 0);
       socket.once("close", () => inFlight.delete(socket));
-      if (draining) endIfIdle(socket);
     },
 
     /** Wraps the request handler to count HTTP/1 requests per socket; draining answers `Connection: close`. */
