@@ -13,7 +13,7 @@ import { requestIdKey } from "./interceptors/context-keys.js";
 import { toConnectError } from "./interceptors/error-mapping.js";
 import { protocolOf } from "./interceptors/observe.js";
 import { errorInfoDetail, internalErrorBody, specError } from "./rest/error-body.js";
-import { createRestGateway } from "./rest/gateway.js";
+import { createRestGateway, RequestAbandonedError } from "./rest/gateway.js";
 import type { Logger } from "./support/logger.js";
 import type { Metrics } from "./support/metrics.js";
 import type { DecodeCheckOptions } from "./transport/decode-check.js";
@@ -98,6 +98,11 @@ function createFallback(metrics: Metrics, logger: Logger, rest: ReturnType<typeo
         res.end(JSON.stringify(body));
       },
       (error: unknown) => {
+        if (error instanceof RequestAbandonedError) {
+          logger.info({ requestId, path: path?.slice(0, 200) }, error.message);
+          res.destroy();
+          return;
+        }
         // Like every unexpected error: the cause goes to the log under a request id, never to the caller.
         logger.error({ requestId, err: error, path: path?.slice(0, 200) }, "internal error in REST gateway");
         const { status, body } = internalErrorBody(requestId);

@@ -32,13 +32,29 @@ function send(res: Response, status: number, body: unknown, headers: Record<stri
   res.end(body instanceof Uint8Array ? body : JSON.stringify(body));
 }
 
+/**
+ * The client closed its connection before its request body was complete: no call ran and nobody is left to answer.
+ * Not a server error (the caller logs it as the client's doing).
+ */
+export class RequestAbandonedError extends Error {
+  constructor() {
+    super("the client closed the connection before its request body was complete");
+  }
+}
+
 async function readJsonObject(req: Request, maxBytes: number): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw new RestInputError(specError(Code.ResourceExhausted, `request body larger than ${maxBytes} bytes`, [errorInfoDetail("request.too_large")]));
-    chunks.push(chunk);
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) throw new RestInputError(specError(Code.ResourceExhausted, `request body larger than ${maxBytes} bytes`, [errorInfoDetail("request.too_large")]));
+      chunks.push(chunk);
+    }
+  } catch (error) {
+    // Node's request stream fails with "aborted" when the client hangs up mid-body.
+    if (!(error instanceof RestInputError) && !req.complete) throw new RequestAbandonedError();
+    throw error;
   }
   const text = Buffer.concat(chunks).toString("utf8").trim();
   if (text === "") return {};
