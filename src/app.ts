@@ -63,13 +63,14 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     prepareDataDir(config.dataDir);
     lock = lockDataDir(config.dataDir);
     const masterKey = loadMasterKey(files.masterKey, files.database);
-    const opened = openDatabase(() => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000 }), files.database);
+    const metrics = createMetrics();
+    const onCommitBatch = (size: number) => metrics.commitBatchSize.observe(size);
+    const opened = openDatabase(() => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onCommitBatch }), files.database);
     store = opened;
     await checkMasterKey(opened, masterKey, files.masterKey);
     const deps: Deps = { store: opened, clock: options.clock ?? systemClock, ids: options.ids ?? createIdGenerator(), masterKey, externalUrl: config.externalUrl };
     await ensureBootstrapped(deps, files.adminToken, logger);
     const smtpClient = { timeoutMs: config.mail.smtpTimeoutMs, ...(smtpCa ? { ca: smtpCa } : {}) };
-    const metrics = createMetrics();
     const health = createHealthState();
     const server = createServer({
       config,

@@ -16,6 +16,8 @@ export interface SqliteOptions {
    */
   synchronous: Synchronous;
   busyTimeoutMs: number;
+  /** Told the number of commits of each transaction (group commit), for the metrics. */
+  onCommitBatch?: (size: number) => void;
 }
 
 export type GatehouseDb = BetterSQLite3Database<typeof schema>;

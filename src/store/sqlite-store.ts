@@ -2,6 +2,7 @@ import { and, asc, count, eq, gt, inArray, lte, ne, sql } from "drizzle-orm";
 import type { StoredEvent } from "../events/event.js";
 import { toDomainError } from "./db-errors.js";
 import { openSqlite, type SqliteOptions } from "./db.js";
+import { type CommitOutcome, createGroupCommit } from "./group-commit.js";
 import {
   applications,
   identityProviders,
@@ -54,20 +55,38 @@ function organizationConditions(filter: Parameters<Store["countOrganizations"]>[
   );
 }
 
+/** A batch holds the event loop while it is applied: bounded, so a burst of writes cannot stall every other call. */
+const MAX_COMMITS_PER_TRANSACTION = 256;
+
 /**
- * The embedded default backend. better-sqlite3 is synchronous, so a commit is one short synchronous
- * transaction (BEGIN IMMEDIATE … COMMIT) with no await inside; slow work happens before it.
+ * The embedded default backend. better-sqlite3 is synchronous, so a transaction (BEGIN IMMEDIATE … COMMIT) is
+ * short and has no await inside; slow work happens before it. Commits requested together share one transaction,
+ * each in its own savepoint (group commit, group-commit.ts).
  */
 export function createSqliteStore(options: SqliteOptions): Store {
   const { sqlite, db } = openSqlite(options);
   const eventLog = createSqliteEventLog(db);
   const applyWrite = createSqliteWrites(db);
 
-  const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
+  // One commit: run inside the batch's transaction, better-sqlite3 makes it a savepoint, rolled back alone on error.
+  const applyCommit = sqlite.transaction((commit: Commit): StoredEvent[] => {
     for (const write of commit.writes) applyWrite(write);
     const context = { instanceId: commit.instanceId, actor: commit.actor, at: commit.at };
     return commit.events.map((event) => eventLog.append(event, context));
   });
+  const applyBatch = sqlite.transaction((commits: Commit[]): CommitOutcome<StoredEvent[]>[] =>
+    commits.map((commit) => {
+      try {
+        return { ok: true, value: applyCommit(commit) };
+      } catch (error) {
+        // An error SQLite answers by rolling back the whole transaction (a full disk, an I/O error) leaves none to
+        // go on in: the batch fails as a whole, so no later commit of it runs outside a transaction.
+        if (!sqlite.inTransaction) throw error;
+        return { ok: false, error };
+      }
+    }),
+  );
+  const groupCommit = createGroupCommit((commits: Commit[]) => applyBatch.immediate(commits), { maxBatch: MAX_COMMITS_PER_TRANSACTION, onBatch: options.onCommitBatch });
 
   // Hot reads (every authenticated call) are prepared once.
   const tokenById = db.select().from(personalAccessTokens).where(eq(personalAccessTokens.id, sql.placeholder("id"))).prepare();
@@ -86,7 +105,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
   return {
     async commit(commit) {
       try {
-        return commitTransaction.immediate(commit);
+        return await groupCommit(commit);
       } catch (error) {
         throw toDomainError(error);
       }

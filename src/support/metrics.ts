@@ -7,6 +7,8 @@ export interface Metrics {
   rpcDuration: Histogram<"procedure" | "code">;
   deprecatedCalls: Counter<"procedure">;
   mailDeliveries: Counter<"result">;
+  /** Commits per database transaction (group commit): how many writes shared one durable sync. */
+  commitBatchSize: Histogram;
 }
 
 export function createMetrics(): Metrics {
@@ -37,6 +39,12 @@ export function createMetrics(): Metrics {
       name: "gatehouse_mail_deliveries_total",
       help: "Mail delivery attempts by result: sent, retry (transient failure) or failed (given up).",
       labelNames: ["result"],
+      registers: [registry],
+    }),
+    commitBatchSize: new Histogram({
+      name: "gatehouse_store_commits_per_transaction",
+      help: "Writes applied together in one database transaction (group commit); each transaction is one durable sync.",
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
       registers: [registry],
     }),
   };
