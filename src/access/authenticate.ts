@@ -4,6 +4,7 @@ import type { Principal } from "../domain/principal.js";
 import { parseToken } from "../domain/token.js";
 import { requireMaySignIn } from "../domain/user-state.js";
 import { constantTimeEqual, sha256Hex } from "../support/crypto.js";
+import { type AccessRows, readAccessRows } from "./principal-cache.js";
 import { membershipOf } from "./privilege-ceiling.js";
 
 /**
@@ -13,25 +14,28 @@ import { membershipOf } from "./privilege-ceiling.js";
  * `user.inactive` / `user.locked`, and one of a user of a deactivated organization with
  * `organization.inactive`: only its holder learns that.
  */
-export async function authenticate(deps: Deps, authorization: string | null): Promise<Principal> {
+export async function authenticate(
+  deps: Deps,
+  authorization: string | null,
+  loadRows: (tokenId: string) => Promise<AccessRows> = (tokenId) => readAccessRows(deps.store, tokenId),
+): Promise<Principal> {
   if (!authorization) throw unauthenticated("auth.missing", "send Authorization: Bearer <personal access token>");
   // Stryker disable next-line MethodExpression: HTTP parsers (node's included) strip a header value's surrounding blanks already
   const match = /^Bearer ([\x21-\x7e]+)$/i.exec(authorization.trim());
   if (!match?.[1]) throw unauthenticated("auth.malformed", "the Authorization header must be: Bearer <token>");
   const parsed = parseToken(match[1]);
-  const token = parsed && (await deps.store.findTokenById(parsed.tokenId));
+  const { token, user, organization, memberships } = parsed ? await loadRows(parsed.tokenId) : { memberships: [] };
   if (!parsed || !token || !constantTimeEqual(sha256Hex(parsed.secret), token.secretHash)) {
     throw unauthenticated("auth.token_invalid", "the token is not valid");
   }
   if (token.expiresAt !== null && token.expiresAt <= deps.clock.now().getTime()) {
     throw unauthenticated("auth.token_expired", "the token has expired");
   }
-  const user = await deps.store.findUserById(token.userId);
   // A user's tokens are removed in the commit that removes the user: only a removal racing this call gets here.
   if (!user) throw unauthenticated("auth.token_invalid", "the token is not valid");
-  // Read on every call, so a deactivation or lock refuses the very next call and lifting it restores it.
+  // Current on every call (read, or cached only until a change), so a deactivation or lock refuses the very next
+  // call and lifting it restores it.
   requireMaySignIn(user);
-  const [organization, memberships] = await Promise.all([deps.store.findOrganizationById(user.orgId), deps.store.listMembershipsOfUser(user.id)]);
   // Likewise for the user's organization: deactivating it shuts out all its users at once, whatever roles
   // they hold; nothing is revoked, so reactivating it lets them back in.
   // Stryker disable next-line OptionalChaining: a user's organization exists as long as the user does (removing it removes its users)

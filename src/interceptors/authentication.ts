@@ -1,5 +1,6 @@
 import type { Interceptor } from "@connectrpc/connect";
 import { authenticate } from "../access/authenticate.js";
+import { createPrincipalCache } from "../access/principal-cache.js";
 import type { Deps } from "../context.js";
 import { invalidArgument } from "../domain/errors.js";
 import { principalKey, requestedOrgIdKey } from "./context-keys.js";
@@ -9,9 +10,10 @@ const ORG_HEADER = "x-service-orgid";
 
 /** Resolves the Bearer token into the principal and reads `x-service-orgid`, before any handler runs. */
 export function createAuthenticationInterceptor(deps: Deps): Interceptor {
+  const principals = createPrincipalCache(deps.store);
   return (next) => async (req) => {
     if (PUBLIC_SERVICES.has(req.service.typeName)) return next(req);
-    const principal = await authenticate(deps, req.header.get("authorization"));
+    const principal = await authenticate(deps, req.header.get("authorization"), principals);
     req.contextValues.set(principalKey, principal);
     const requestedOrgId = req.header.get(ORG_HEADER);
     if (requestedOrgId !== null) {

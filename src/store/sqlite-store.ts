@@ -23,7 +23,7 @@ import {
 } from "./schema/index.js";
 import { createSqliteEventLog } from "./sqlite-events.js";
 import { createSqliteWrites } from "./sqlite-writes.js";
-import type { ApplicationFilter, Commit, ProjectFilter, Store } from "./store.js";
+import { type ApplicationFilter, changesAccess, type Commit, type ProjectFilter, type Store } from "./store.js";
 
 function applicationConditions(filter: ApplicationFilter) {
   return and(eq(applications.projectId, filter.projectId), filter.state !== undefined ? eq(applications.state, filter.state) : undefined);
@@ -86,7 +86,16 @@ export function createSqliteStore(options: SqliteOptions): Store {
       }
     }),
   );
-  const groupCommit = createGroupCommit((commits: Commit[]) => applyBatch.immediate(commits), { maxBatch: MAX_COMMITS_PER_TRANSACTION, onBatch: options.onCommitBatch });
+  // One process owns the database file (the data dir lock), so every commit passes here: counting them is enough.
+  let accessVersion = 0;
+  const groupCommit = createGroupCommit(
+    (commits: Commit[]) => {
+      const outcomes = applyBatch.immediate(commits);
+      if (outcomes.some((outcome, i) => outcome.ok && changesAccess(commits[i]!))) accessVersion += 1;
+      return outcomes;
+    },
+    { maxBatch: MAX_COMMITS_PER_TRANSACTION, onBatch: options.onCommitBatch },
+  );
 
   // Hot reads (every authenticated call) are prepared once.
   const tokenById = db.select().from(personalAccessTokens).where(eq(personalAccessTokens.id, sql.placeholder("id"))).prepare();
@@ -109,6 +118,9 @@ export function createSqliteStore(options: SqliteOptions): Store {
       } catch (error) {
         throw toDomainError(error);
       }
+    },
+    accessVersion() {
+      return accessVersion;
     },
     async getInstance() {
       return db.select().from(instances).limit(1).get();

@@ -127,6 +127,20 @@ export interface Commit {
   events: NewEvent[];
 }
 
+/** Writes that add a row no principal was built from yet: a new user, organization or token changes no cached one. */
+const CREATIONS = new Set<RowWrite["kind"]>(["user.insert", "organization.insert", "token.insert"]);
+
+/**
+ * Whether a commit may change what an existing principal is made of (its token, its user's flags, its organization's
+ * state, its memberships): caches of principals must then be dropped (`Store.accessVersion`). By prefix, so a new
+ * kind of write on these rows invalidates by default.
+ */
+export function changesAccess(commit: Commit): boolean {
+  return commit.writes.some(
+    (write) => !CREATIONS.has(write.kind) && /^(user|token|membership|organization)\./.test(write.kind),
+  );
+}
+
 /** Which applications a list shows: those of one project, optionally only one state. */
 export interface ApplicationFilter {
   projectId: string;
@@ -174,6 +188,11 @@ export interface AggregateSpan {
 export interface Store {
   /** Applies the writes and appends the events in one transaction; returns the stored events in order. */
   commit(commit: Commit): Promise<StoredEvent[]>;
+  /**
+   * Changes (before the commit is acknowledged) whenever a commit that `changesAccess` is applied: a principal
+   * read while it had a value is current for as long as it keeps it.
+   */
+  accessVersion(): number;
 
   getInstance(): Promise<InstanceRow | undefined>;
   findOrganizationById(id: string): Promise<OrganizationRow | undefined>;

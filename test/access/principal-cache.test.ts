@@ -1,0 +1,185 @@
+import { Code } from "@connectrpc/connect";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
+import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
+import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { createPrincipalCache } from "../../src/access/principal-cache.js";
+import { createSqliteStore } from "../../src/store/sqlite-store.js";
+import { changesAccess, type Commit, type RowWrite, type Store } from "../../src/store/store.js";
+import { failure } from "../support/errors.js";
+import { useTestServer } from "../support/server.js";
+import { createActor } from "../support/world.js";
+
+// Principals are cached (issue 12: an authenticated call must not read its token, user, organization and memberships
+// every time), and a change of rights is obeyed by the very next call (API.md: a removed role, token, lock or
+// deactivation takes effect at once). Each test first makes a call, so the actor's principal is cached, then
+// changes its rights through the API and checks the next call.
+const t = useTestServer();
+let count = 0;
+
+async function freshOrganization() {
+  count += 1;
+  const { organizationId } = await t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken }).createOrganization({ name: `Cache ${count}` });
+  return organizationId;
+}
+const admin = (orgId: string) => ({ token: t.server.adminToken, orgId });
+const createProject = (token: string) => t.clients.client(ProjectService, "connect-json-http1", { token }).createProject({ name: `P ${++count}` });
+const getUser = (token: string, userId: string) => t.clients.client(UserService, "connect-proto-h2c", { token }).getUser({ userId });
+
+describe("a change of rights is obeyed by the very next call, though principals are cached", () => {
+  it("a role granted, then removed", async () => {
+    const orgId = await freshOrganization();
+    const actor = await createActor(t.clients, t.server.adminToken, orgId, `cache-role-${count}`);
+    expect((await failure(createProject(actor.token))).code).toBe(Code.PermissionDenied);
+    await t.clients.client(OrganizationService, "connect-json-http1", admin(orgId)).addOrganizationMember({ userId: actor.userId, roles: ["ORG_OWNER"] });
+    await createProject(actor.token);
+    await t.clients.client(OrganizationService, "connect-json-http1", admin(orgId)).removeOrganizationMember({ userId: actor.userId });
+    expect((await failure(createProject(actor.token))).code).toBe(Code.PermissionDenied);
+  });
+
+  it("a token removed", async () => {
+    const orgId = await freshOrganization();
+    const actor = await createActor(t.clients, t.server.adminToken, orgId, `cache-token-${count}`, ["ORG_OWNER"]);
+    await getUser(actor.token, actor.userId);
+    const users = t.clients.client(UserService, "connect-json-http1", admin(orgId));
+    const { tokens } = await users.listPersonalAccessTokens({ userId: actor.userId });
+    await users.removePersonalAccessToken({ userId: actor.userId, tokenId: tokens[0]!.tokenId });
+    expect(await failure(getUser(actor.token, actor.userId))).toMatchObject({ code: Code.Unauthenticated, reason: "auth.token_invalid" });
+  });
+
+  it("a user deactivated, then reactivated; locked, then unlocked", async () => {
+    const orgId = await freshOrganization();
+    const actor = await createActor(t.clients, t.server.adminToken, orgId, `cache-state-${count}`, ["ORG_OWNER"]);
+    const users = t.clients.client(UserService, "connect-json-http1", admin(orgId));
+    await getUser(actor.token, actor.userId);
+    await users.deactivateUser({ userId: actor.userId });
+    expect(await failure(getUser(actor.token, actor.userId))).toMatchObject({ code: Code.Unauthenticated, reason: "user.inactive" });
+    await users.reactivateUser({ userId: actor.userId });
+    await getUser(actor.token, actor.userId);
+    await users.lockUser({ userId: actor.userId });
+    expect(await failure(getUser(actor.token, actor.userId))).toMatchObject({ code: Code.Unauthenticated, reason: "user.locked" });
+    await users.unlockUser({ userId: actor.userId });
+    await getUser(actor.token, actor.userId);
+  });
+
+  it("the user's organization deactivated", async () => {
+    const orgId = await freshOrganization();
+    const actor = await createActor(t.clients, t.server.adminToken, orgId, `cache-org-${count}`, ["ORG_OWNER"]);
+    await getUser(actor.token, actor.userId);
+    await t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken }).deactivateOrganization({ organizationId: orgId });
+    expect(await failure(getUser(actor.token, actor.userId))).toMatchObject({ code: Code.Unauthenticated, reason: "organization.inactive" });
+  });
+
+  it("the user removed", async () => {
+    const orgId = await freshOrganization();
+    const actor = await createActor(t.clients, t.server.adminToken, orgId, `cache-removed-${count}`);
+    expect((await failure(createProject(actor.token))).code).toBe(Code.PermissionDenied);
+    await t.clients.client(UserService, "connect-json-http1", admin(orgId)).removeUser({ userId: actor.userId });
+    expect(await failure(createProject(actor.token))).toMatchObject({ code: Code.Unauthenticated, reason: "auth.token_invalid" });
+  });
+});
+
+describe("the principal cache", () => {
+  let dir: string;
+  let store: Store;
+  let reads: string[];
+  const at = new Date("2026-01-01T00:00:00Z");
+  const commit = (writes: RowWrite[]): Commit => ({ instanceId: "i1", actor: "tester", at, writes, events: [] });
+  const machineUser = (id: string): RowWrite => ({
+    kind: "user.insert",
+    row: { id, instanceId: "i1", orgId: "o1", type: "machine", state: "active", userName: id, userNameKey: id, machineName: "m", machineDescription: "" },
+  });
+  const token = (id: string, userId: string): RowWrite => ({ kind: "token.insert", row: { id, userId, secretHash: "h", expiresAt: null, createdAt: 0, createdBy: userId } });
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), "gatehouse-principal-cache-"));
+    const real = createSqliteStore({ path: join(dir, "db.sqlite"), synchronous: "NORMAL", busyTimeoutMs: 1000 });
+    reads = [];
+    store = new Proxy(real, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver) as unknown;
+        if (typeof key === "string" && key.startsWith("find") && typeof value === "function") {
+          return (...args: unknown[]) => {
+            reads.push(key);
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    await store.commit(
+      commit([
+        { kind: "instance.insert", row: { id: "i1", name: "I", defaultOrgId: "o1" } },
+        { kind: "organization.insert", row: { id: "o1", instanceId: "i1", name: "O", nameKey: "o", state: "active" } },
+        machineUser("u1"),
+        machineUser("u2"),
+        token("t1", "u1"),
+        token("t2", "u2"),
+      ]),
+    );
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("reads a token's rows once, then answers from memory until a change of access", async () => {
+    const load = createPrincipalCache(store);
+    expect((await load("t1")).user?.id).toBe("u1");
+    const afterFirst = reads.length;
+    expect(afterFirst).toBeGreaterThan(0);
+    expect((await load("t1")).user?.id).toBe("u1");
+    expect(reads.length).toBe(afterFirst);
+    // A write that changes no principal keeps the entry; one that may drops it.
+    await store.commit(commit([machineUser("u3")]));
+    await load("t1");
+    expect(reads.length).toBe(afterFirst);
+    await store.commit(commit([{ kind: "user.setLocked", id: "u2", locked: true }]));
+    await load("t1");
+    expect(reads.length).toBeGreaterThan(afterFirst);
+  });
+
+  it("keeps no entry for a token it did not find (any caller could fill memory with made-up ids)", async () => {
+    const load = createPrincipalCache(store);
+    await load("unknown");
+    await load("unknown");
+    expect(reads.filter((name) => name === "findTokenById")).toHaveLength(2);
+  });
+
+  it("keeps at most maxEntries tokens, dropping the least recently used", async () => {
+    const load = createPrincipalCache(store, 1);
+    await load("t1");
+    await load("t2");
+    reads = [];
+    await load("t2");
+    expect(reads).toEqual([]);
+    await load("t1");
+    expect(reads).toContain("findTokenById");
+  });
+});
+
+describe("which commits change access", () => {
+  const of = (...writes: RowWrite[]): Commit => ({ instanceId: "i1", actor: "a", at: new Date(0), writes, events: [] });
+  it.each<[string, RowWrite]>([
+    ["a user locked", { kind: "user.setLocked", id: "u", locked: true }],
+    ["a user deactivated", { kind: "user.setInactive", id: "u", inactive: true }],
+    ["a user removed", { kind: "user.delete", id: "u" }],
+    ["a token removed", { kind: "token.delete", id: "t" }],
+    ["a user's tokens removed", { kind: "token.deleteOfUser", userId: "u" }],
+    ["a membership removed", { kind: "membership.delete", id: "m" }],
+    ["an organization's state", { kind: "organization.setState", id: "o", state: "inactive" }],
+  ])("%s does", (_name, write) => {
+    expect(changesAccess(of({ kind: "application.rename", id: "a", name: "n", nameKey: "n" }, write))).toBe(true);
+  });
+
+  it.each<[string, RowWrite]>([
+    ["an application renamed", { kind: "application.rename", id: "a", name: "n", nameKey: "n" }],
+    ["a project renamed", { kind: "project.rename", id: "p", name: "n", nameKey: "n" }],
+    ["an outbox message sent", { kind: "outbox.sent", id: "m", attempts: 1 }],
+  ])("%s does not", (_name, write) => {
+    expect(changesAccess(of(write))).toBe(false);
+  });
+});
