@@ -92,7 +92,7 @@ describe("the principal cache", () => {
     kind: "user.insert",
     row: { id, instanceId: "i1", orgId: "o1", type: "machine", state: "active", userName: id, userNameKey: id, machineName: "m", machineDescription: "" },
   });
-  const token = (id: string, userId: string): RowWrite => ({ kind: "token.insert", row: { id, userId, secretHash: "h", expiresAt: null, createdAt: 0, createdBy: userId } });
+  const token = (id: string, userId: string): RowWrite => ({ kind: "token.insert", row: { id, userId, secretHash: "h", expiresAt: null, createdAt: 0, issuerUserId: null } });
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), "gatehouse-principal-cache-"));
