@@ -39,6 +39,7 @@ export function toDomainError(error: unknown): unknown {
   const { code, message } = error as SqliteLikeError;
   if (typeof code !== "string" || typeof message !== "string") return error;
   if (code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+    // Stryker disable next-line Regex: SQLite's message of a unique violation always starts with this prefix, so the anchor changes nothing
     const columns = message.replace(/^UNIQUE constraint failed: /, "");
     return uniqueViolations[columns]?.() ?? error;
   }
