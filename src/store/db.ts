@@ -56,7 +56,8 @@ function refuseNewerSchema(sqlite: Database.Database): void {
   const { newest } = sqlite.prepare("SELECT max(created_at) AS newest FROM __drizzle_migrations").get() as { newest: number | string | null };
   const journal = JSON.parse(readFileSync(join(migrationsFolder, "meta/_journal.json"), "utf8")) as { entries: { when: number }[] };
   const known = Math.max(...journal.entries.map((entry) => entry.when));
-  if (newest !== null && Number(newest) > known) {
+  // An empty migrations table gives null: Number(null) is 0, never newer than a known migration.
+  if (Number(newest) > known) {
     throw new NewerSchemaError(`the newest migration applied (${String(newest)}) is newer than this version's newest (${known})`);
   }
 }
