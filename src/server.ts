@@ -2,7 +2,7 @@ import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import http2 from "node:http2";
-import net from "node:net";
+import type net from "node:net";
 import type tls from "node:tls";
 import { ErrorInfoSchema } from "../gen/google/rpc/error_details_pb.js";
 import type { Config } from "./config.js";
@@ -20,14 +20,12 @@ import type { DecodeCheckOptions } from "./transport/decode-check.js";
 import { trackAcceptedSockets } from "./transport/accepted-sockets.js";
 import { createHttp2Sessions } from "./transport/http2-sessions.js";
 import { createNodeAdapter, type NodeAdapterOptions } from "./transport/node-adapter.js";
+import { createOnePortListener } from "./transport/one-port.js";
 import type { PortReservation } from "./transport/port-reservation.js";
 import { createStreamLimitInterceptor } from "./transport/stream-limits.js";
 
 /** The OpenAPI document of the REST routes, generated from the protos by `npm run generate`. */
 const openApiDocument = readFileSync(new URL("../gen/openapi.json", import.meta.url));
-
-/** The first bytes of every cleartext HTTP/2 (prior knowledge) connection. */
-const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 export interface ServerOptions {
   config: Pick<
@@ -134,9 +132,8 @@ function createRejection(metrics: Metrics, logger: Logger): DecodeCheckOptions["
 }
 
 /**
- * One listener for everything: Connect, gRPC and gRPC-web, over HTTP/1.1 and HTTP/2. Node's cleartext
- * HTTP/2 server cannot fall back to HTTP/1.1, so each connection's first bytes decide: the HTTP/2
- * preface goes to the HTTP/2 server, anything else to the HTTP/1.1 server. With TLS, ALPN decides.
+ * One listener for everything: Connect, gRPC and gRPC-web, over HTTP/1.1 and HTTP/2. In cleartext each
+ * connection's first bytes decide (transport/one-port.ts); with TLS, ALPN decides.
  */
 export function createServer(options: ServerOptions): GatehouseServer {
   const { config, metrics } = options;
@@ -193,26 +190,11 @@ export function createServer(options: ServerOptions): GatehouseServer {
     secure.setTimeout(config.requestTimeoutMs);
     listener = secure;
   } else {
-    listener = net.createServer((socket) => {
-      // Peek: read the first chunk, put it back, and hand the socket to the server that speaks it.
-      socket.once("data", (chunk: Buffer) => {
-        socket.pause();
-        socket.unshift(chunk);
-        const isHttp2 = chunk.subarray(0, HTTP2_PREFACE.length).equals(HTTP2_PREFACE.subarray(0, Math.min(chunk.length, HTTP2_PREFACE.length)));
-        if (isHttp2) {
-          // No resume(): the HTTP/2 session reads the socket's handle itself, and a resumed JS
-          // stream would steal bytes from it.
-          h2c.emit("connection", socket);
-        } else {
-          http1Connections.add(socket);
-          http1.emit("connection", socket);
-          socket.resume();
-        }
-      });
-      // A client that connects and sends nothing is dropped after the headers timeout; from the
-      // first byte on, the HTTP servers' own timeouts apply.
-      socket.setTimeout(config.headersTimeoutMs, () => socket.destroy());
-      socket.once("data", () => socket.setTimeout(0));
+    listener = createOnePortListener({
+      http1,
+      h2c,
+      firstBytesTimeoutMs: config.headersTimeoutMs,
+      onHttp1: (socket) => http1Connections.add(socket),
     });
   }
 

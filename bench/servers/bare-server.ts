@@ -1,21 +1,19 @@
 /**
  * The framework ceiling: connect-node answering grpc.health.v1.Health/Check (Gatehouse's own health
  * service implementation) with no interceptors, no request ids, no CORS, no logging, no metrics, behind
- * the same one-port hand-off as src/server.ts: each cleartext connection's first bytes decide whether
- * it goes to the HTTP/2 server (the h2c preface) or the HTTP/1.1 server. src/server.ts builds that
- * hand-off inside createServer together with Gatehouse's interceptors and adapter, so it cannot be
- * imported alone; it is reproduced here line for line.
+ * the same one-port hand-off as src/server.ts (src/transport/one-port.ts, imported): each cleartext
+ * connection's first bytes decide whether it goes to the HTTP/2 server (the h2c preface) or the HTTP/1.1
+ * server.
  *
  * Usage: node --import tsx bench/servers/bare-server.ts <port>   (prints "listening <port>")
  */
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import http from "node:http";
 import http2 from "node:http2";
-import net from "node:net";
+import type net from "node:net";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { createHealthService, createHealthState } from "../../src/api/health/health-service.js";
-
-const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+import { createOnePortListener } from "../../src/transport/one-port.js";
 
 const health = createHealthState();
 const handler = connectNodeAdapter({
@@ -27,19 +25,8 @@ const handler = connectNodeAdapter({
 const http1 = http.createServer({ keepAliveTimeout: 30_000 }, handler);
 const h2c = http2.createServer({ settings: { maxConcurrentStreams: 100 } }, handler);
 
-const listener = net.createServer((socket) => {
-  socket.once("data", (chunk: Buffer) => {
-    socket.pause();
-    socket.unshift(chunk);
-    const isHttp2 = chunk.subarray(0, HTTP2_PREFACE.length).equals(HTTP2_PREFACE.subarray(0, Math.min(chunk.length, HTTP2_PREFACE.length)));
-    if (isHttp2) {
-      h2c.emit("connection", socket);
-    } else {
-      http1.emit("connection", socket);
-      socket.resume();
-    }
-  });
-});
+// Gatehouse's default first-bytes (headers) timeout, so both sides arm the same timer per connection.
+const listener = createOnePortListener({ http1, h2c, firstBytesTimeoutMs: 10_000 });
 
 const port = Number(process.argv[2] ?? 0);
 listener.listen(port, "127.0.0.1", () => {
