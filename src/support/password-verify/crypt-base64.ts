@@ -12,7 +12,8 @@ export function cryptBase64(digest: Buffer, groups: [number, number, number][], 
     }
   };
   for (const [a, b, c] of groups) emit(digest[a]!, digest[b]!, digest[c]!, 4);
-  const [t2 = 0, t1 = 0, t0 = 0] = tail.bytes.map((i) => (i < 0 ? 0 : digest[i]!));
+  // A negative index pads: it reads no byte, so 0.
+  const [t2 = 0, t1 = 0, t0 = 0] = tail.bytes.map((i) => digest[i] ?? 0);
   emit(t2, t1, t0, tail.chars);
   return out;
 }

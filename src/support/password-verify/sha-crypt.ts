@@ -21,7 +21,7 @@ const ORDER: Record<Digest, { groups: [number, number, number][]; tail: { bytes:
 /** Bytes of `source` repeated to exactly `length` bytes. */
 function stretch(source: Buffer, length: number): Buffer {
   const out = Buffer.alloc(length);
-  // Stryker disable next-line MethodExpression,ArithmeticOperator: Buffer#copy itself stops at the end of both buffers, so a larger end copies the same bytes
+  // Stryker disable next-line MethodExpression,ArithmeticOperator,EqualityOperator: Buffer#copy itself stops at the end of both buffers, so a larger end copies the same bytes, and at i = length copies none
   for (let i = 0; i < length; i += source.length) source.copy(out, i, 0, Math.min(source.length, length - i));
   return out;
 }
@@ -33,6 +33,7 @@ export function shaCrypt(digest: Digest, password: Buffer, salt: string, rounds:
   const s = Buffer.from(salt, "ascii");
   const b = createHash(digest).update(password).update(s).update(password).digest();
   const a = createHash(digest).update(password).update(s);
+  // Stryker disable next-line EqualityOperator: at left = 0 the update adds no bytes
   for (let left = password.length; left > 0; left -= size) a.update(b.subarray(0, Math.min(size, left)));
   for (let i = password.length; i > 0; i >>= 1) a.update(i & 1 ? b : password);
   let c = a.digest();
