@@ -31,6 +31,11 @@ describe("the fingerprint of a user's tokens", () => {
     expect(tokenFingerprint("u1", [a, b])).toBe(tokenFingerprint("u1", [b, a]));
   });
 
+  it("tells two tokens apart from one whose id is both joined", () => {
+    const byAdmin = (id: string) => ({ id, issuerUserId: "admin" });
+    expect(tokenFingerprint("u1", [byAdmin("t1"), byAdmin("t2")])).not.toBe(tokenFingerprint("u1", [byAdmin("t1t2")]));
+  });
+
   it("covers only tokens issued by someone else: the user's own and the system's do not count", () => {
     const none = tokenFingerprint("u1", []);
     expect(tokenFingerprint("u1", [{ id: "t-own", issuerUserId: "u1" }, { id: "t-system", issuerUserId: null }])).toBe(none);
