@@ -102,6 +102,17 @@ export function createSqliteStore(options: SqliteOptions): Store {
   const userById = db.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare();
   const membershipsOfUser = db.select().from(memberships).where(eq(memberships.userId, sql.placeholder("userId"))).prepare();
   const orgById = db.select().from(organizations).where(eq(organizations.id, sql.placeholder("id"))).prepare();
+  // The lookups of the common calls (a project, its roles, a grant, an application, a user's code, the policy).
+  const projectById = db.select().from(projects).where(eq(projects.id, sql.placeholder("id"))).prepare();
+  const rolesOfProject = db.select().from(projectRoles).where(eq(projectRoles.projectId, sql.placeholder("projectId"))).orderBy(asc(sql`rowid`)).prepare();
+  const grantById = db.select().from(projectGrants).where(eq(projectGrants.id, sql.placeholder("id"))).prepare();
+  const applicationById = db.select().from(applications).where(eq(applications.id, sql.placeholder("id"))).prepare();
+  const codeOfUser = db
+    .select()
+    .from(oneTimeCodes)
+    .where(and(eq(oneTimeCodes.userId, sql.placeholder("userId")), eq(oneTimeCodes.kind, sql.placeholder("kind"))))
+    .prepare();
+  const policyOfInstance = db.select().from(passwordPolicies).where(eq(passwordPolicies.instanceId, sql.placeholder("instanceId"))).prepare();
   // Polled by the delivery worker, so prepared too.
   const dueOutbox = db
     .select()
@@ -215,13 +226,13 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select({ n: count() }).from(memberships).where(where).get()?.n ?? 0;
     },
     async findProjectById(id) {
-      return db.select().from(projects).where(eq(projects.id, id)).get();
+      return projectById.get({ id });
     },
     async listProjectRoles(projectId) {
-      return db.select().from(projectRoles).where(eq(projectRoles.projectId, projectId)).orderBy(asc(sql`rowid`)).all();
+      return rolesOfProject.all({ projectId });
     },
     async findProjectGrantById(id) {
-      return db.select().from(projectGrants).where(eq(projectGrants.id, id)).get();
+      return grantById.get({ id });
     },
     async listProjectsPage(filter) {
       const after = filter.afterPosition !== undefined ? gt(sql`${projects}.rowid`, filter.afterPosition) : undefined;
@@ -266,7 +277,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select({ n: count() }).from(projectGrants).where(eq(projectGrants.projectId, projectId)).get()?.n ?? 0;
     },
     async findApplicationById(id) {
-      return db.select().from(applications).where(eq(applications.id, id)).get();
+      return applicationById.get({ id });
     },
     async listApplicationsOfProject(projectId) {
       return db.select().from(applications).where(eq(applications.projectId, projectId)).orderBy(asc(sql`rowid`)).all();
@@ -314,7 +325,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select().from(userIdpLinks).where(eq(userIdpLinks.userId, userId)).orderBy(asc(sql`rowid`)).all();
     },
     async findCode(userId, kind) {
-      return db.select().from(oneTimeCodes).where(and(eq(oneTimeCodes.userId, userId), eq(oneTimeCodes.kind, kind))).get();
+      return codeOfUser.get({ userId, kind });
     },
     async listUsers(filter) {
       const rows = db
@@ -330,7 +341,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select({ n: count() }).from(users).where(userConditions(filter)).get()?.n ?? 0;
     },
     async getPasswordPolicy(instanceId) {
-      return db.select().from(passwordPolicies).where(eq(passwordPolicies.instanceId, instanceId)).get();
+      return policyOfInstance.get({ instanceId });
     },
     async listOutbox(filter) {
       return db
