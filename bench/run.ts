@@ -238,4 +238,7 @@ writeFileSync(
 process.stdout.write(`\nwritten to ${resultFile.slice(REPO.length)}\n`);
 const failed = targets.filter((t) => !t.pass).length;
 if (failed > 0) process.stdout.write(`${failed} target(s) failed${options.enforce ? "" : " (not enforced: exit 0; --enforce makes it exit 1)"}\n`);
-process.exit(options.enforce && failed > 0 ? 1 : 0);
+// Unexpected answers mean the bench (or the server) is broken, which no noise explains: always a failure.
+const broken = targets.some((t) => t.integrity && !t.pass);
+if (broken) process.stdout.write("the run is not valid: some answers were not the expected ones (see the integrity line)\n");
+process.exit(broken || (options.enforce && failed > 0) ? 1 : 0);
