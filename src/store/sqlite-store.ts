@@ -86,8 +86,10 @@ export function createSqliteStore(options: SqliteOptions): Store {
       }
     }),
   );
-  // One process owns the database file (the data dir lock), so every commit passes here: counting them is enough.
+  // This process's commits are counted here; a commit by another connection (`gatehouse recover-admin` works beside a
+  // running server) changes SQLite's data_version, which is read with it, so it drops cached principals as well.
   let accessVersion = 0;
+  const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
   const groupCommit = createGroupCommit(
     (commits: Commit[]) => {
       const outcomes = applyBatch.immediate(commits);
@@ -131,7 +133,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
       }
     },
     accessVersion() {
-      return accessVersion;
+      return `${accessVersion}.${String(dataVersion.get())}`;
     },
     async getInstance() {
       return db.select().from(instances).limit(1).get();

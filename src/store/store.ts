@@ -189,10 +189,10 @@ export interface Store {
   /** Applies the writes and appends the events in one transaction; returns the stored events in order. */
   commit(commit: Commit): Promise<StoredEvent[]>;
   /**
-   * Changes (before the commit is acknowledged) whenever a commit that `changesAccess` is applied: a principal
-   * read while it had a value is current for as long as it keeps it.
+   * Changes (before the commit is acknowledged) whenever a commit that `changesAccess` is applied, and whenever
+   * another process wrote to the database: a principal read while it had a value is current while it keeps it.
    */
-  accessVersion(): number;
+  accessVersion(): string;
 
   getInstance(): Promise<InstanceRow | undefined>;
   findOrganizationById(id: string): Promise<OrganizationRow | undefined>;

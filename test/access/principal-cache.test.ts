@@ -1,4 +1,5 @@
 import { Code } from "@connectrpc/connect";
+import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -140,6 +141,18 @@ describe("the principal cache", () => {
     await store.commit(commit([{ kind: "user.setLocked", id: "u2", locked: true }]));
     await load("t1");
     expect(reads.length).toBeGreaterThan(afterFirst);
+  });
+
+  it("drops its entries when another process wrote to the database (recover-admin works beside a running server)", async () => {
+    const load = createPrincipalCache(store);
+    expect((await load("t1")).user?.locked).toBe(false);
+    const other = new Database(join(dir, "db.sqlite"));
+    try {
+      other.prepare("UPDATE users SET locked = 1 WHERE id = 'u1'").run();
+    } finally {
+      other.close();
+    }
+    expect((await load("t1")).user?.locked).toBe(true);
   });
 
   it("keeps no entry for a token it did not find (any caller could fill memory with made-up ids)", async () => {
