@@ -54,16 +54,9 @@ export function createSqliteEventLog(db: GatehouseDb) {
     })
     .returning({ sequence: events.sequence })
     .prepare();
-  const spanEdge = (order: "asc" | "desc") =>
-    db
-      .select()
-      .from(events)
-      .where(ofAggregate)
-      .orderBy(order === "asc" ? asc(events.aggregateVersion) : desc(events.aggregateVersion))
-      .limit(1)
-      .prepare();
-  const firstOf = spanEdge("asc");
-  const lastOf = spanEdge("desc");
+  const spanEdge = (order: typeof asc | typeof desc) => db.select().from(events).where(ofAggregate).orderBy(order(events.aggregateVersion)).limit(1).prepare();
+  const firstOf = spanEdge(asc);
+  const lastOf = spanEdge(desc);
   const lastCreation = db
     .select()
     .from(events)
