@@ -147,6 +147,19 @@ describe("what a command checked must still hold at commit time", () => {
     expect(await store.findApplicationById("a1")).toBeDefined();
   });
 
+  it("a grant holds only role keys its project defines at commit time; a grant of no role keys needs none", async () => {
+    await commit(project("p1"), { kind: "organization.insert", row: { id: "o2", instanceId: "i1", name: "O2", nameKey: "o2", state: "active" } });
+    await commit({ kind: "projectRole.insert", row: { projectId: "p1", roleKey: "viewer", displayName: "Viewer" } });
+    await expectConditionFailed(
+      commit({ kind: "projectGrant.insert", row: { id: "g1", projectId: "p1", grantedOrgId: "o2", roleKeys: ["viewer", "removed"] } }),
+      /role key was removed/,
+    );
+    await commit({ kind: "projectGrant.insert", row: { id: "g1", projectId: "p1", grantedOrgId: "o2", roleKeys: [] } });
+    await commit({ kind: "projectGrant.setRoleKeys", id: "g1", roleKeys: ["viewer"] });
+    await commit({ kind: "projectGrant.setRoleKeys", id: "g1", roleKeys: [] });
+    expect((await store.findProjectGrantById("g1"))?.roleKeys).toEqual([]);
+  });
+
   it("a first client secret replaces none: the application had no secret, and gets one", async () => {
     await commit(project("p1"), application("a1", "p1", null));
     await commit({ kind: "application.replaceSecretHash", id: "a1", previousHash: null, hash: "h1" });
