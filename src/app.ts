@@ -64,8 +64,8 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     lock = lockDataDir(config.dataDir);
     const masterKey = loadMasterKey(files.masterKey, files.database);
     const metrics = createMetrics();
-    const onCommitBatch = (size: number) => metrics.commitBatchSize.observe(size);
-    const opened = openDatabase(() => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onCommitBatch }), files.database);
+    const onSync = (commits: number) => metrics.commitsPerSync.observe(commits);
+    const opened = openDatabase(() => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onSync }), files.database);
     store = opened;
     await checkMasterKey(opened, masterKey, files.masterKey);
     const deps: Deps = { store: opened, clock: options.clock ?? systemClock, ids: options.ids ?? createIdGenerator(), masterKey, externalUrl: config.externalUrl };

@@ -2,6 +2,7 @@ import Database from "better-sqlite3";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as schema from "./schema/index.js";
@@ -16,8 +17,30 @@ export interface SqliteOptions {
    */
   synchronous: Synchronous;
   busyTimeoutMs: number;
-  /** Told the number of commits of each transaction (group commit), for the metrics. */
-  onCommitBatch?: (size: number) => void;
+  /** Told how many commits each sync of the log made durable (group commit), for the metrics. */
+  onSync?: (commits: number) => void;
+  /** How the log file is synced (default: fdatasync on the thread pool); tests hold it to watch acknowledgements wait. */
+  syncLog?: (walPath: string) => Promise<void>;
+}
+
+/** Whether commits wait for a sync of the log (FULL, EXTRA), which the store then does itself (group commit). */
+export function syncsLog(synchronous: Synchronous): boolean {
+  return synchronous === "FULL" || synchronous === "EXTRA";
+}
+
+/** fdatasync of the WAL file, on the thread pool; the file is opened at the first sync (after the first commit). */
+export function createLogSync() {
+  let log: FileHandle | undefined;
+  return {
+    async sync(walPath: string): Promise<void> {
+      log ??= await open(walPath, "r");
+      await log.datasync();
+    },
+    async close(): Promise<void> {
+      await log?.close();
+      log = undefined;
+    },
+  };
 }
 
 export type GatehouseDb = BetterSQLite3Database<typeof schema>;
@@ -34,7 +57,9 @@ export function openSqlite(options: SqliteOptions): { sqlite: Database.Database;
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
-  sqlite.pragma(`synchronous = ${options.synchronous}`);
+  // FULL and EXTRA sync the log at every commit while holding the event loop; instead, commits are written unsynced
+  // (NORMAL) and the store syncs the log itself before acknowledging them, one sync for many (group commit).
+  sqlite.pragma(`synchronous = ${syncsLog(options.synchronous) ? "NORMAL" : options.synchronous}`);
   const db = drizzle({ client: sqlite, schema });
   refuseNewerSchema(sqlite);
   migrate(db, { migrationsFolder });

@@ -1,46 +1,45 @@
-/** What one commit of a batch came to: its result, or its own error (the others are not affected). */
-export type CommitOutcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
-
 /**
- * Group commit: the commits requested while the event loop is busy are applied together, in one database
- * transaction, so they share one durable sync (with synchronous=FULL, one fsync per transaction is what a write
- * costs; paid once per batch, the rate no longer stops at the disk's sync rate). `runBatch` applies each commit in
- * its own savepoint and says per commit how it went; it throws when the transaction as a whole failed (nothing of
- * the batch is kept). Every caller's promise settles only after `runBatch` returned, that is after the transaction
- * is durable: no write is acknowledged before it would survive a crash.
+ * Group commit: the disk sync that makes commits durable is shared by every commit applied since the last one.
  *
- * The first commit of an idle server waits only for the current turn of the event loop (setImmediate): a
- * batch is what piled up meanwhile, so under no load a commit is applied alone and as soon as before.
+ * Each commit is applied as before, at once and in its own transaction, in the same turn of the event loop as the
+ * reads its command made — so commands never interleave between their reads and their writes, and nobody sees
+ * rows that are not committed. What is deferred is only the sync: SQLite writes the commit to its log (WAL) without
+ * syncing it, and the caller's promise waits for a sync of the log that started after its commit. Syncs run off
+ * the event loop (libuv's thread pool) one at a time; the commits that arrive while one runs are made durable
+ * together by the next. Under load one sync serves many writes; without load a write waits for one sync, as
+ * before, but without holding the event loop while the disk works.
+ *
+ * A commit acknowledged after its sync survives a power loss; a row committed but not yet synced is visible to
+ * readers for that short while — and a reader's own later write, once acknowledged, makes it durable as well, since
+ * the log is synced in order.
  */
-export function createGroupCommit<C, R>(runBatch: (commits: C[]) => CommitOutcome<R>[], options: { maxBatch: number; onBatch?: (size: number) => void }) {
-  let queue: { commit: C; resolve: (value: R) => void; reject: (error: unknown) => void }[] = [];
-  let scheduled = false;
+export function createGroupSync(sync: () => Promise<void>, onSync?: (commits: number) => void) {
+  let waiting: { resolve: () => void; reject: (error: unknown) => void }[] = [];
+  let syncing = false;
 
-  const flush = () => {
-    const batch = queue.splice(0, options.maxBatch);
-    if (queue.length > 0) setImmediate(flush);
-    else scheduled = false;
-    let outcomes: CommitOutcome<R>[];
-    try {
-      outcomes = runBatch(batch.map((entry) => entry.commit));
-    } catch (error) {
-      for (const entry of batch) entry.reject(error);
-      return;
-    }
-    options.onBatch?.(batch.length);
-    batch.forEach((entry, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) entry.resolve(outcome.value);
-      else entry.reject(outcome.error);
-    });
+  const startSync = () => {
+    syncing = true;
+    const served = waiting;
+    waiting = [];
+    sync().then(
+      () => settle(served, (entry) => entry.resolve()),
+      (error: unknown) => settle(served, (entry) => entry.reject(error)),
+    );
+  };
+  const settle = (served: typeof waiting, outcome: (entry: (typeof waiting)[number]) => void) => {
+    syncing = false;
+    if (waiting.length > 0) startSync();
+    for (const entry of served) outcome(entry);
+    onSync?.(served.length);
   };
 
-  return (commit: C): Promise<R> =>
-    new Promise<R>((resolve, reject) => {
-      queue.push({ commit, resolve, reject });
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
-    });
+  return {
+    /** Resolves once everything committed before the call is durable. */
+    durable(): Promise<void> {
+      return new Promise((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        if (!syncing) startSync();
+      });
+    },
+  };
 }

@@ -1,8 +1,8 @@
 import { and, asc, count, eq, gt, inArray, lte, ne, sql } from "drizzle-orm";
 import type { StoredEvent } from "../events/event.js";
 import { toDomainError } from "./db-errors.js";
-import { openSqlite, type SqliteOptions } from "./db.js";
-import { type CommitOutcome, createGroupCommit } from "./group-commit.js";
+import { createLogSync, openSqlite, type SqliteOptions, syncsLog } from "./db.js";
+import { createGroupSync } from "./group-commit.js";
 import {
   applications,
   identityProviders,
@@ -55,49 +55,29 @@ function organizationConditions(filter: Parameters<Store["countOrganizations"]>[
   );
 }
 
-/** A batch holds the event loop while it is applied: bounded, so a burst of writes cannot stall every other call. */
-const MAX_COMMITS_PER_TRANSACTION = 256;
-
 /**
- * The embedded default backend. better-sqlite3 is synchronous, so a transaction (BEGIN IMMEDIATE … COMMIT) is
- * short and has no await inside; slow work happens before it. Commits requested together share one transaction,
- * each in its own savepoint (group commit, group-commit.ts).
+ * The embedded default backend. better-sqlite3 is synchronous, so a commit is one short synchronous
+ * transaction (BEGIN IMMEDIATE … COMMIT) with no await inside; slow work happens before it. Making it durable is
+ * shared with the commits around it (group commit, group-commit.ts).
  */
 export function createSqliteStore(options: SqliteOptions): Store {
   const { sqlite, db } = openSqlite(options);
+  const { sync: syncLog, close: closeLog } = options.syncLog ? { sync: options.syncLog, close: async () => {} } : createLogSync();
   const eventLog = createSqliteEventLog(db);
   const applyWrite = createSqliteWrites(db);
 
-  // One commit: run inside the batch's transaction, better-sqlite3 makes it a savepoint, rolled back alone on error.
-  const applyCommit = sqlite.transaction((commit: Commit): StoredEvent[] => {
+  const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
     for (const write of commit.writes) applyWrite(write);
     const context = { instanceId: commit.instanceId, actor: commit.actor, at: commit.at };
     return commit.events.map((event) => eventLog.append(event, context));
   });
-  const applyBatch = sqlite.transaction((commits: Commit[]): CommitOutcome<StoredEvent[]>[] =>
-    commits.map((commit) => {
-      try {
-        return { ok: true, value: applyCommit(commit) };
-      } catch (error) {
-        // An error SQLite answers by rolling back the whole transaction (a full disk, an I/O error) leaves none to
-        // go on in: the batch fails as a whole, so no later commit of it runs outside a transaction.
-        if (!sqlite.inTransaction) throw error;
-        return { ok: false, error };
-      }
-    }),
-  );
+  // FULL and EXTRA: SQLite commits without syncing (db.ts) and the log is synced here, shared by the commits
+  // applied meanwhile (group commit); an acknowledged write is on disk either way.
+  const groupSync = syncsLog(options.synchronous) ? createGroupSync(() => syncLog(`${options.path}-wal`), options.onSync) : undefined;
   // This process's commits are counted here; a commit by another connection (`gatehouse recover-admin` works beside a
   // running server) changes SQLite's data_version, which is read with it, so it drops cached principals as well.
   let accessVersion = 0;
   const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
-  const groupCommit = createGroupCommit(
-    (commits: Commit[]) => {
-      const outcomes = applyBatch.immediate(commits);
-      if (outcomes.some((outcome, i) => outcome.ok && changesAccess(commits[i]!))) accessVersion += 1;
-      return outcomes;
-    },
-    { maxBatch: MAX_COMMITS_PER_TRANSACTION, onBatch: options.onCommitBatch },
-  );
 
   // Hot reads (every authenticated call) are prepared once.
   const tokenById = db.select().from(personalAccessTokens).where(eq(personalAccessTokens.id, sql.placeholder("id"))).prepare();
@@ -126,11 +106,16 @@ export function createSqliteStore(options: SqliteOptions): Store {
 
   return {
     async commit(commit) {
+      let stored: StoredEvent[];
       try {
-        return await groupCommit(commit);
+        stored = commitTransaction.immediate(commit);
       } catch (error) {
         throw toDomainError(error);
       }
+      // Committed, so visible: cached principals go now, not once the commit is durable.
+      if (changesAccess(commit)) accessVersion += 1;
+      await groupSync?.durable();
+      return stored;
     },
     accessVersion() {
       return `${accessVersion}.${String(dataVersion.get())}`;
@@ -374,6 +359,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
     },
     async close() {
       if (sqlite.open) sqlite.close();
+      await closeLog();
     },
   };
 }

@@ -7,8 +7,8 @@ export interface Metrics {
   rpcDuration: Histogram<"procedure" | "code">;
   deprecatedCalls: Counter<"procedure">;
   mailDeliveries: Counter<"result">;
-  /** Commits per database transaction (group commit): how many writes shared one durable sync. */
-  commitBatchSize: Histogram;
+  /** Commits made durable by one sync of the database log (group commit). */
+  commitsPerSync: Histogram;
 }
 
 export function createMetrics(): Metrics {
@@ -41,9 +41,9 @@ export function createMetrics(): Metrics {
       labelNames: ["result"],
       registers: [registry],
     }),
-    commitBatchSize: new Histogram({
-      name: "gatehouse_store_commits_per_transaction",
-      help: "Writes applied together in one database transaction (group commit); each transaction is one durable sync.",
+    commitsPerSync: new Histogram({
+      name: "gatehouse_store_commits_per_sync",
+      help: "Writes made durable by one sync of the database log (group commit): how many shared one disk sync.",
       buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
       registers: [registry],
     }),
