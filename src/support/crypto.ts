@@ -5,15 +5,15 @@ export function randomSecret(bytes = 32): string {
   return randomBytes(bytes).toString("base64url");
 }
 
-/** SHA-256 of a high-entropy secret (tokens), hex encoded. Not for passwords. */
+/** SHA-256 of a high-entropy secret (tokens), of its UTF-8 bytes, hex encoded. Not for passwords. */
 export function sha256Hex(value: string): string {
-  return createHash("sha256").update(value, "utf8").digest("hex");
+  return createHash("sha256").update(value).digest("hex");
 }
 
-/** Compares two strings in time independent of where they differ. */
+/** Compares two strings (their UTF-8 bytes) in time independent of where they differ. */
 export function constantTimeEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, "utf8");
-  const right = Buffer.from(b, "utf8");
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
   // timingSafeEqual needs equal lengths; compare against itself to spend the same time either way.
   if (left.length !== right.length) {
     timingSafeEqual(left, left);
