@@ -5,6 +5,7 @@ import { dirname } from "node:path";
 export function writePrivateFile(path: string, content: string | Buffer): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   const temporary = `${path}.${process.pid}.tmp`;
+  // Stryker disable next-line ObjectLiteral: the chmod below gives 0600 too; the mode only closes the moment between create and chmod, which no test can see
   writeFileSync(temporary, content, { mode: 0o600 });
   chmodSync(temporary, 0o600);
   renameSync(temporary, path);
