@@ -1,0 +1,38 @@
+import { Writable } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { createLogger } from "../../src/support/logger.js";
+
+// Logs (src/support/logger.ts) are JSON lines that name the service, and fields that can carry secrets —
+// authorization, password, token, secret, at the top or one level down — are written as "[redacted]", never as
+// their value: a safety net for a log call that passes more than it should.
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString("utf8").split("\n").filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger("info", stream), lines };
+}
+
+describe("log lines", () => {
+  it("name the service", () => {
+    const { logger, lines } = capture();
+    logger.info("started");
+    expect(lines[0]).toMatchObject({ service: "gatehouse", msg: "started" });
+  });
+
+  it("redact the fields that can carry secrets, at the top and one level down", () => {
+    const { logger, lines } = capture();
+    const secrets = { authorization: "Bearer tok-1", password: "pw-2", token: "tok-3", secret: "sec-4" };
+    logger.info({ ...secrets, req: { ...secrets } }, "call");
+    const line = lines[0]!;
+    for (const field of Object.keys(secrets)) {
+      expect(line[field]).toBe("[redacted]");
+      expect((line.req as Record<string, unknown>)[field]).toBe("[redacted]");
+    }
+    for (const value of Object.values(secrets)) expect(JSON.stringify(line)).not.toContain(value);
+  });
+});
