@@ -4,6 +4,7 @@ import { type Config, dataFiles } from "./config.js";
 import type { Deps } from "./context.js";
 import { createHealthState } from "./api/health/health-service.js";
 import { createAuthenticationInterceptor } from "./interceptors/authentication.js";
+import { createDurabilityInterceptor } from "./interceptors/durability.js";
 import { createDeprecationInterceptor } from "./interceptors/deprecation.js";
 import { createErrorMappingInterceptor } from "./interceptors/error-mapping.js";
 import { createObserveInterceptor } from "./interceptors/observe.js";
@@ -65,7 +66,16 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     const masterKey = loadMasterKey(files.masterKey, files.database);
     const metrics = createMetrics();
     const onSync = (commits: number) => metrics.commitsPerSync.observe(commits);
-    const opened = openDatabase(() => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onSync }), files.database);
+    // The disk refused to make writes durable: nothing written since can be trusted to be on disk. Stop at once,
+    // without closing the database (a close would checkpoint from memory); the next start recovers from the disk.
+    const onSyncFailure = (error: unknown) => {
+      logger.fatal({ err: error }, "the database log could not be synced to disk: stopping; restart to recover");
+      process.exit(1);
+    };
+    const opened = openDatabase(
+      () => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onSync, onSyncFailure }),
+      files.database,
+    );
     store = opened;
     await checkMasterKey(opened, masterKey, files.masterKey);
     const deps: Deps = { store: opened, clock: options.clock ?? systemClock, ids: options.ids ?? createIdGenerator(), masterKey, externalUrl: config.externalUrl };
@@ -76,12 +86,13 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       config,
       routes: createRoutes(deps, health, smtpClient),
       // Outermost first: every call is observed, deprecated calls are marked, every error is mapped,
-      // then the caller is authenticated before the request is validated (unauthenticated callers
-      // learn nothing).
+      // every answer waits until what it reflects is durable, then the caller is authenticated before the
+      // request is validated (unauthenticated callers learn nothing).
       interceptors: [
         createObserveInterceptor(logger, metrics),
         createDeprecationInterceptor(metrics),
         createErrorMappingInterceptor(logger),
+        createDurabilityInterceptor(opened),
         createAuthenticationInterceptor(deps),
         createValidationInterceptor(),
       ],

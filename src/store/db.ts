@@ -1,8 +1,7 @@
 import Database from "better-sqlite3";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
-import { closeSync, mkdirSync, openSync, readFileSync } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
+import { closeSync, fdatasync, mkdirSync, openSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as schema from "./schema/index.js";
@@ -19,8 +18,10 @@ export interface SqliteOptions {
   busyTimeoutMs: number;
   /** Told how many commits each sync of the log made durable (group commit), for the metrics. */
   onSync?: (commits: number) => void;
-  /** How the log file is synced (default: fdatasync on the thread pool); tests hold it to watch acknowledgements wait. */
-  syncLog?: (walPath: string) => Promise<void>;
+  /** Told once when a sync of the log failed: the store refuses every commit from then on; the process must stop. */
+  onSyncFailure?: (error: unknown) => void;
+  /** Wraps the sync of the log (default: fdatasync of the WAL); tests hold or fail it to watch what waits for it. */
+  syncLog?: (sync: () => Promise<void>) => Promise<void>;
 }
 
 /** Whether commits wait for a sync of the log (FULL, EXTRA), which the store then does itself (group commit). */
@@ -28,18 +29,19 @@ export function syncsLog(synchronous: Synchronous): boolean {
   return synchronous === "FULL" || synchronous === "EXTRA";
 }
 
-/** fdatasync of the WAL file, on the thread pool; the file is opened at the first sync (after the first commit). */
-export function createLogSync() {
-  let log: FileHandle | undefined;
+/**
+ * fdatasync of the database's WAL file on the thread pool. The file is opened at once, by the path SQLite itself
+ * uses (the main file as SQLite resolved it, symlinks included, plus `-wal`): while the connection is open SQLite
+ * never replaces it (only the last close removes it), so one descriptor serves every sync.
+ */
+export function openLogSync(sqlite: Database.Database): { sync: () => Promise<void>; close: () => void } {
+  const main = (sqlite.pragma("database_list") as { name: string; file: string }[]).find((db) => db.name === "main");
+  // Stryker disable next-line ConditionalExpression,OptionalChaining: every connection has its main database
+  if (!main?.file) throw new Error("the database has no file to sync");
+  const fd = openSync(`${main.file}-wal`, "r+");
   return {
-    async sync(walPath: string): Promise<void> {
-      log ??= await open(walPath, "r");
-      await log.datasync();
-    },
-    async close(): Promise<void> {
-      await log?.close();
-      log = undefined;
-    },
+    sync: () => new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve()))),
+    close: () => closeSync(fd),
   };
 }
 

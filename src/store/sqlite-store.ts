@@ -1,7 +1,7 @@
 import { and, asc, count, eq, gt, inArray, lte, ne, sql } from "drizzle-orm";
 import type { StoredEvent } from "../events/event.js";
 import { toDomainError } from "./db-errors.js";
-import { createLogSync, openSqlite, type SqliteOptions, syncsLog } from "./db.js";
+import { openLogSync, openSqlite, type SqliteOptions, syncsLog } from "./db.js";
 import { createGroupSync } from "./group-commit.js";
 import {
   applications,
@@ -62,7 +62,7 @@ function organizationConditions(filter: Parameters<Store["countOrganizations"]>[
  */
 export function createSqliteStore(options: SqliteOptions): Store {
   const { sqlite, db } = openSqlite(options);
-  const { sync: syncLog, close: closeLog } = options.syncLog ? { sync: options.syncLog, close: async () => {} } : createLogSync();
+  const log = syncsLog(options.synchronous) ? openLogSync(sqlite) : undefined;
   const eventLog = createSqliteEventLog(db);
   const applyWrite = createSqliteWrites(db);
 
@@ -73,7 +73,9 @@ export function createSqliteStore(options: SqliteOptions): Store {
   });
   // FULL and EXTRA: SQLite commits without syncing (db.ts) and the log is synced here, shared by the commits
   // applied meanwhile (group commit); an acknowledged write is on disk either way.
-  const groupSync = syncsLog(options.synchronous) ? createGroupSync(() => syncLog(`${options.path}-wal`), options.onSync) : undefined;
+  const groupSync =
+    log &&
+    createGroupSync(() => (options.syncLog ? options.syncLog(log.sync) : log.sync()), { onSync: options.onSync, onFailure: options.onSyncFailure });
   // This process's commits are counted here; a commit by another connection (`gatehouse recover-admin` works beside a
   // running server) changes SQLite's data_version, which is read with it, so it drops cached principals as well.
   let accessVersion = 0;
@@ -106,16 +108,21 @@ export function createSqliteStore(options: SqliteOptions): Store {
 
   return {
     async commit(commit) {
+      groupSync?.refuseIfFailed();
       let stored: StoredEvent[];
       try {
         stored = commitTransaction.immediate(commit);
       } catch (error) {
         throw toDomainError(error);
       }
+      groupSync?.noteCommit();
       // Committed, so visible: cached principals go now, not once the commit is durable.
       if (changesAccess(commit)) accessVersion += 1;
       await groupSync?.durable();
       return stored;
+    },
+    async durable() {
+      await groupSync?.durable();
     },
     accessVersion() {
       return `${accessVersion}.${String(dataVersion.get())}`;
@@ -149,7 +156,10 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select().from(masterKeyProbe).where(eq(masterKeyProbe.id, 1)).get()?.sealed;
     },
     async setMasterKeyProbe(sealed) {
+      groupSync?.refuseIfFailed();
       db.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing().run();
+      groupSync?.noteCommit();
+      await groupSync?.durable();
     },
     async listTokensPage(filter) {
       return db
@@ -358,8 +368,12 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return eventLog.span(aggregateType, aggregateId, createdBy);
     },
     async close() {
+      // A sync in flight finishes first; after a failed sync the database is left as it is on disk (no closing
+      // checkpoint from the page cache): the process stops and the next start recovers the log.
+      await groupSync?.idle();
+      if (groupSync?.failed()) return;
       if (sqlite.open) sqlite.close();
-      await closeLog();
+      log?.close();
     },
   };
 }

@@ -193,6 +193,11 @@ export interface Store {
    * another process wrote to the database: a principal read while it had a value is current while it keeps it.
    */
   accessVersion(): string;
+  /**
+   * Resolves once everything committed so far is durable (at once when nothing waits for a disk sync). Every answer
+   * and every mail waits for it, so nothing leaves the process that a power loss could still undo.
+   */
+  durable(): Promise<void>;
 
   getInstance(): Promise<InstanceRow | undefined>;
   findOrganizationById(id: string): Promise<OrganizationRow | undefined>;

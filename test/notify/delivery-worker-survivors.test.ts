@@ -9,6 +9,7 @@ import type { OutboxRow, SmtpConfigRow } from "../../src/store/rows.js";
 import type { Commit, Store } from "../../src/store/store.js";
 import { createLogger } from "../../src/support/logger.js";
 import { createMetrics } from "../../src/support/metrics.js";
+import { eventually } from "../support/eventually.js";
 import { LogCapture } from "../support/server.js";
 
 /**
@@ -43,6 +44,7 @@ function storeOf(rows: OutboxRow[], config: SmtpConfigRow | undefined) {
       commits.push(commit);
       return [];
     },
+    durable: async () => {},
   } as unknown as Store;
   return { store, commits, passes: () => passes };
 }
@@ -147,5 +149,26 @@ describe("stop()", () => {
     await vi.advanceTimersByTimeAsync(10_000);
     expect(stopping.passes()).toBe(1);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("a message committed but not yet durable (group commit)", () => {
+  it("is not handed to the relay before it is durable", async () => {
+    const port = await relay({ "wait@example.com": { at: "data", code: 554, text: "refused" } });
+    const row = queued("wait@example.com");
+    const { store, commits } = storeOf([row], configFor(port));
+    let open = () => {};
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    let asked = 0;
+    (store as { durable: () => Promise<void> }).durable = () => {
+      asked += 1;
+      return opened;
+    };
+    const pass = worker(store).runOnce();
+    await eventually(() => asked === 1, { what: "the worker to wait for durability" });
+    expect(commits).toEqual([]);
+    open();
+    await pass;
+    expect(outcome(commits, row).write).toMatchObject({ kind: "outbox.failed" });
   });
 });

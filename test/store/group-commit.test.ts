@@ -1,6 +1,5 @@
 import Database from "better-sqlite3";
-import { mkdtempSync, rmSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -18,7 +17,7 @@ let store: Store | undefined;
 const at = new Date("2026-01-01T00:00:00Z");
 const path = () => join(dir, "db.sqlite");
 
-/** The log syncs the store asks for, each held until released, then really done (fdatasync). */
+/** The log syncs the store asks for, each held until released, then really done (fdatasync of the WAL). */
 function heldSyncs() {
   const syncs: { release: () => void; done: Promise<void> }[] = [];
   let announce = () => {};
@@ -30,14 +29,10 @@ function heldSyncs() {
         const check = () => (syncs.length >= count ? resolve() : (announce = check));
         check();
       }),
-    syncLog: (walPath: string) => {
+    syncLog: (sync: () => Promise<void>) => {
       let release = () => {};
       const released = new Promise<void>((resolve) => (release = resolve));
-      const done = released.then(async () => {
-        const log = await open(walPath, "r");
-        await log.datasync();
-        await log.close();
-      });
+      const done = released.then(sync);
       syncs.push({ release, done });
       announce();
       return done;
@@ -45,7 +40,10 @@ function heldSyncs() {
   };
 }
 
-function openStore(synchronous: Synchronous, options: { syncLog?: (walPath: string) => Promise<void>; onSync?: (n: number) => void } = {}): Store {
+function openStore(
+  synchronous: Synchronous,
+  options: { syncLog?: (sync: () => Promise<void>) => Promise<void>; onSync?: (n: number) => void; onSyncFailure?: (error: unknown) => void } = {},
+): Store {
   store = createSqliteStore({ path: path(), synchronous, busyTimeoutMs: 1000, ...options });
   return store;
 }
@@ -121,17 +119,48 @@ describe("group commit (synchronous FULL)", () => {
     expect(sizes).toEqual([1, 3]);
   });
 
-  it("fails the writes whose sync failed", async () => {
+  it("after a failed sync refuses every write and answer (the disk may have dropped them), and says so once", async () => {
     let calls = 0;
+    const failures: unknown[] = [];
     const s = openStore("FULL", {
-      syncLog: async () => {
+      syncLog: async (sync) => {
         calls += 1;
         if (calls === 2) throw Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" });
+        await sync();
       },
+      onSyncFailure: (error) => failures.push(error),
     });
     await s.commit(setUp);
-    await expect(s.commit(addUser("u1"))).rejects.toThrow("EIO");
-    await s.commit(addUser("u2"));
+    const unavailable = { kind: "unavailable", reason: "store.sync_failed" };
+    await expect(s.commit(addUser("u1"))).rejects.toMatchObject(unavailable);
+    // A later write is refused before it is applied; the barrier every answer waits for fails too.
+    await expect(s.commit(addUser("u2"))).rejects.toMatchObject(unavailable);
+    await expect(s.durable()).rejects.toMatchObject(unavailable);
+    expect(calls).toBe(2);
+    expect(failures).toHaveLength(1);
+    expect(String(failures[0])).toContain("EIO");
+    const reader = new Database(path(), { readonly: true });
+    try {
+      expect(reader.prepare("SELECT id FROM users WHERE id = 'u2'").get()).toBeUndefined();
+    } finally {
+      reader.close();
+    }
+  });
+
+  it("answers the barrier at once when no commit waits for its sync, and after the sync when one does", async () => {
+    const held = heldSyncs();
+    const s = openStore("FULL", { syncLog: held.syncLog });
+    await s.durable();
+    expect(held.syncs).toHaveLength(0);
+    const write = s.commit(setUp);
+    const barrier = settled(s.durable());
+    await held.asked(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(barrier.done).toBe(false);
+    held.syncs[0]!.release();
+    await write;
+    await s.durable();
+    expect(barrier.done).toBe(true);
   });
 
   it("rolls back a failing write alone: it gets its own error, the writes around it are kept", async () => {
@@ -148,24 +177,40 @@ describe("group commit (synchronous FULL)", () => {
   });
 });
 
+describe("the log the store syncs", () => {
+  it("is the one SQLite writes, also when the database path is a symbolic link", async () => {
+    const target = join(dir, "real");
+    mkdirSync(target);
+    symlinkSync(join(target, "db.sqlite"), join(dir, "link.sqlite"));
+    // A fresh file at the link's target: SQLite resolves the link and keeps its log beside the target.
+    store = createSqliteStore({ path: join(dir, "link.sqlite"), synchronous: "FULL", busyTimeoutMs: 1000 });
+    await store.commit(setUp);
+    expect(existsSync(join(target, "db.sqlite-wal"))).toBe(true);
+    expect(existsSync(join(dir, "link.sqlite-wal"))).toBe(false);
+  });
+});
+
 describe("without group commit", () => {
   it.each<Synchronous>(["NORMAL", "OFF"])("%s acknowledges without waiting for a sync of the log", async (synchronous) => {
     let syncs = 0;
     const s = openStore(synchronous, {
-      syncLog: async () => {
+      syncLog: async (sync) => {
         syncs += 1;
+        await sync();
       },
     });
     await s.commit(setUp);
     await s.commit(addUser("u1"));
+    await s.durable();
     expect(syncs).toBe(0);
   });
 
   it("EXTRA waits for the sync like FULL", async () => {
     let syncs = 0;
     const s = openStore("EXTRA", {
-      syncLog: async () => {
+      syncLog: async (sync) => {
         syncs += 1;
+        await sync();
       },
     });
     await s.commit(setUp);
