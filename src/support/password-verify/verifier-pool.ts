@@ -9,6 +9,7 @@ export class VerifierBusyError extends Error {
 }
 /** The pool was closed (server shutdown) before the verification ran or finished. */
 export class VerifierClosedError extends Error {
+  // Stryker disable next-line StringLiteral: only in stack traces; verify.ts tells it by its class
   override readonly name = "VerifierClosedError";
 }
 
