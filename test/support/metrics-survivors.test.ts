@@ -35,7 +35,7 @@ describe("the server's own metrics", () => {
     metrics.rpcDuration.observe(labels, 0.001);
     metrics.rpcDuration.observe(labels, 1);
     const buckets = (await metrics.rpcDuration.get()).values.filter((value) => value.metricName === "gatehouse_rpc_duration_seconds_bucket");
-    const finite = buckets.filter((bucket) => bucket.labels.le !== "+Inf");
+    const finite = buckets.filter((bucket) => (bucket.labels as Record<string, unknown>).le !== "+Inf");
     // Some bucket holds the fast call and not the slow one, and a finite one holds both.
     expect(finite.some((bucket) => bucket.value === 1)).toBe(true);
     expect(finite.some((bucket) => bucket.value === 2)).toBe(true);
