@@ -69,7 +69,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     // The disk refused to make writes durable: nothing written since can be trusted to be on disk. Stop at once,
     // without closing the database (a close would checkpoint from memory); the next start recovers from the disk.
     const onSyncFailure = (error: unknown) => {
-      logger.fatal({ err: error }, "the database log could not be synced to disk: stopping; restart to recover");
+      logger.fatal({ err: error }, "the database log could not be synced to disk: stopping; check the disk, and reboot before restarting if it failed");
       process.exit(1);
     };
     const opened = openDatabase(

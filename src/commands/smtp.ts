@@ -126,6 +126,8 @@ export async function testSmtpConfig(
   }
   const saved = await existingConfig(deps, instanceId);
   const password = saved.passwordSealed ? openSecret(deps.masterKey, saved.passwordSealed, smtpPasswordContext(instanceId)) : undefined;
+  // The saved host and password may be committed but not yet durable (group commit): not sent anywhere before.
+  await deps.store.durable();
   return testSmtp(saved, password, client, receiver);
 }
 

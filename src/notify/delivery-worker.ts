@@ -124,11 +124,12 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
   /** One pass over the due messages, in order. */
   async function runOnce(): Promise<void> {
     const due = await deps.store.listDueOutbox(deps.clock.now().getTime(), 20);
-    // A queued message may be committed but not yet durable (group commit): it is not sent before it is.
-    if (due.length > 0) await deps.store.durable();
     for (const row of due) {
       if (stopped) return;
       const config = await deps.store.getSmtpConfig(row.instanceId);
+      // The message and the configuration it goes out with may be committed but not yet durable (group commit):
+      // nothing is sent or copied before they are.
+      await deps.store.durable();
       if (config) await deliver(row, config);
       else await copyToMailDir(row);
     }

@@ -56,7 +56,11 @@ export function openSqlite(options: SqliteOptions): { sqlite: Database.Database;
   // (SQLite gives the -wal and -shm files the same mode).
   closeSync(openSync(options.path, "a", 0o600));
   const sqlite = new Database(options.path);
-  sqlite.pragma("journal_mode = WAL");
+  // Durability (group commit, the log the store syncs) and readers beside the writer rely on the WAL.
+  if (sqlite.pragma("journal_mode = WAL", { simple: true }) !== "wal") {
+    sqlite.close();
+    throw new Error(`SQLite cannot keep a write-ahead log for ${options.path} (a file system without shared memory?)`);
+  }
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs)}`);
   // FULL and EXTRA sync the log at every commit while holding the event loop; instead, commits are written unsynced

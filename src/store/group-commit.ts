@@ -18,7 +18,8 @@ import { DomainError } from "../domain/errors.js";
  * A failed sync is fatal (PostgreSQL's lesson: after a failed fsync the kernel may have dropped the dirty pages, and
  * a later sync that succeeds proves nothing): every waiting and later `durable()` and every later commit fail
  * (`store.sync_failed`), and `onFailure` is told once so the process can stop without closing the database (a close
- * would checkpoint from the page cache); a restart recovers from what is on disk.
+ * would checkpoint from the page cache). A restart recovers from the log as the system then reads it — after a
+ * failing disk, only a reboot is sure to read the disk rather than the page cache.
  */
 export function createGroupSync(sync: () => Promise<void>, options: { onSync?: (commits: number) => void; onFailure?: (error: unknown) => void } = {}) {
   let noted = 0;
@@ -42,10 +43,11 @@ export function createGroupSync(sync: () => Promise<void>, options: { onSync?: (
           syncing = undefined;
           const served = waiting.filter((entry) => entry.upTo <= upTo);
           waiting = waiting.filter((entry) => entry.upTo > upTo);
-          options.onSync?.(upTo - synced);
+          const commits = upTo - synced;
           synced = upTo;
           if (waiting.length > 0) startSync();
           for (const entry of served) entry.resolve();
+          options.onSync?.(commits);
         },
         (error: unknown) => {
           syncing = undefined;

@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { existsSync, statSync } from "node:fs";
+import { closeSync, existsSync, fdatasyncSync, openSync, statSync } from "node:fs";
 
 /**
  * What the operator's commands (start-up checks, backup, restore) need to know of a database FILE,
@@ -65,7 +65,21 @@ export function mayHoldSealedData(path: string): boolean {
  * constant writes.
  */
 export function copyDatabaseSnapshot(path: string, to: string): void {
-  withFile(path, false, (db) => db.prepare("VACUUM INTO ?").run(to));
+  withFile(path, false, (db) => {
+    db.prepare("VACUUM INTO ?").run(to);
+    // The copy holds every commit, also those a running server has not synced yet (group commit): sync the log
+    // now, so that after a power loss a backup is never ahead of the database it was taken from.
+    const main = (db.pragma("database_list") as { name: string; file: string }[]).find((entry) => entry.name === "main");
+    const wal = `${main?.file ?? path}-wal`;
+    if (existsSync(wal)) {
+      const fd = openSync(wal, "r+");
+      try {
+        fdatasyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+    }
+  });
 }
 
 export interface DatabaseSummary {

@@ -80,6 +80,18 @@ export function createSqliteStore(options: SqliteOptions): Store {
   // running server) changes SQLite's data_version, which is read with it, so it drops cached principals as well.
   let accessVersion = 0;
   const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
+  // Commits by another connection (recover-admin beside the server) are visible here before that process synced
+  // them: the barrier syncs the log for them too (one sync flushes the whole file), once per change it sees.
+  let dataVersionSynced = dataVersion.get();
+  const noteOtherCommits = () => {
+    const now = dataVersion.get();
+    if (now !== dataVersionSynced) {
+      dataVersionSynced = now;
+      groupSync?.noteCommit();
+    }
+  };
+  // The migrations just applied were written without a sync: the first barrier makes them durable.
+  groupSync?.noteCommit();
 
   // Hot reads (every authenticated call) are prepared once.
   const tokenById = db.select().from(personalAccessTokens).where(eq(personalAccessTokens.id, sql.placeholder("id"))).prepare();
@@ -122,6 +134,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return stored;
     },
     async durable() {
+      noteOtherCommits();
       await groupSync?.durable();
     },
     accessVersion() {
