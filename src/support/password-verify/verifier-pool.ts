@@ -84,7 +84,8 @@ export function createVerifierPool(options: VerifierPoolOptions = {}): VerifierP
       const running = slot.running;
       slot.running = undefined;
       running?.reject(error);
-      if (!closed) dispatch();
+      // Also once closed: close() emptied the queue and verify() refuses new jobs, so there is nothing to dispatch.
+      dispatch();
     };
     slot.worker.on("message", (reply: VerifyReply) => {
       const running = slot.running;
