@@ -5,13 +5,13 @@ const VERSION = "v1";
 /**
  * Seals secrets at rest with AES-256-GCM under the master key. `context` (for example
  * `idp:<id>:client_secret`) is bound as associated data, so a sealed value copied to another row or
- * field no longer opens (the context is bound as its UTF-8 bytes). Format: `v1.<base64url(iv | ciphertext | tag)>`.
+ * field no longer opens (texts are taken as UTF-8). Format: `v1.<base64url(iv | ciphertext | tag)>`.
  */
 export function sealSecret(key: Buffer, plaintext: string, context: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   cipher.setAAD(Buffer.from(context));
-  const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
   return `${VERSION}.${Buffer.concat([iv, ciphertext, cipher.getAuthTag()]).toString("base64url")}`;
 }
 
