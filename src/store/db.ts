@@ -39,9 +39,14 @@ export function openLogSync(sqlite: Database.Database): { sync: () => Promise<vo
   // Stryker disable next-line ConditionalExpression,OptionalChaining: every connection has its main database
   if (!main?.file) throw new Error("the database has no file to sync");
   const fd = openSync(`${main.file}-wal`, "r+");
+  let closed = false;
   return {
     sync: () => new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve()))),
-    close: () => closeSync(fd),
+    // Once: a store may be closed twice (an error path and the stop).
+    close: () => {
+      if (!closed) closeSync(fd);
+      closed = true;
+    },
   };
 }
 

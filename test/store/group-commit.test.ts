@@ -245,3 +245,12 @@ describe("without group commit", () => {
     expect(syncs).toBe(1);
   });
 });
+
+describe("closing", () => {
+  it("may happen twice", async () => {
+    const s = openStore("FULL");
+    await s.commit(setUp);
+    await s.close();
+    await expect(s.close()).resolves.toBeUndefined();
+  });
+});
