@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
 import { createVerifierPool, VerifierBusyError, VerifierClosedError, type VerifierPool } from "../../src/support/password-verify/verifier-pool.js";
 import { closeImportedHashVerifier, verifyImportedHash } from "../../src/support/password-verify/verify.js";
+import { closedAfterEachTest } from "../support/verifier-pools.js";
 
 const fixtures = JSON.parse(readFileSync(new URL("../fixtures/password-hashes/hashes.json", import.meta.url), "utf8")) as {
   password: string;
@@ -19,15 +20,7 @@ const settledAs = (promise: Promise<unknown>) =>
     (error: unknown) => ({ error }),
   );
 
-const pools: VerifierPool[] = [];
-const pool = (options: Parameters<typeof createVerifierPool>[0]) => {
-  const created = createVerifierPool(options);
-  pools.push(created);
-  return created;
-};
-afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.close()));
-});
+const pool = closedAfterEachTest();
 
 describe("the imported-hash verifier pool, every scheme", () => {
   let verifier: VerifierPool;

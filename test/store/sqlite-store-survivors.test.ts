@@ -4,20 +4,17 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSqliteStore } from "../../src/store/sqlite-store.js";
 import type { Commit, Store } from "../../src/store/store.js";
+import { commitOf, machineUser } from "./fixtures.js";
 
 // Store.countRoleHolders (src/store/store.ts): how many members of one scope hold a role, leaving out one
 // membership — what RemoveMember and RemoveUser ask before they take away the last owner of a scope.
 
 let dir: string;
 let store: Store;
-const at = new Date("2026-01-01T00:00:00Z");
 
 type Write = Commit["writes"][number];
-const commit = (...writes: Write[]) => store.commit({ instanceId: "i1", actor: "tester", at, writes, events: [] });
-const user = (id: string): Write => ({
-  kind: "user.insert",
-  row: { id, instanceId: "i1", orgId: "o1", type: "machine", state: "active", userName: id, userNameKey: id, machineName: "m", machineDescription: "" },
-});
+const commit = (...writes: Write[]) => store.commit(commitOf(writes));
+const user = machineUser;
 const orgMember = (id: string, userId: string, orgId: string, roles: string[]): Write => ({
   kind: "membership.insert",
   row: { id, userId, level: "org", scopeId: orgId, ownerOrgId: orgId, projectId: null, roles },

@@ -6,6 +6,7 @@ import { DomainError } from "../../src/domain/errors.js";
 import { membershipFingerprint } from "../../src/store/fingerprints.js";
 import { createSqliteStore } from "../../src/store/sqlite-store.js";
 import type { Commit, Store } from "../../src/store/store.js";
+import { commitOf, machineUser } from "./fixtures.js";
 
 // The row writes of a commit on SQLite (src/store/sqlite-writes.ts). A conditional write whose condition no longer
 // holds when the transaction runs (the row is gone, or changed by a commit that won a race) fails the whole commit
@@ -14,15 +15,11 @@ import type { Commit, Store } from "../../src/store/store.js";
 
 let dir: string;
 let store: Store;
-const at = new Date("2026-01-01T00:00:00Z");
 
 type Write = Commit["writes"][number];
-const commit = (...writes: Write[]) => store.commit({ instanceId: "i1", actor: "tester", at, writes, events: [] });
+const commit = (...writes: Write[]) => store.commit(commitOf(writes));
 
-const user = (id: string): Write => ({
-  kind: "user.insert",
-  row: { id, instanceId: "i1", orgId: "o1", type: "machine", state: "active", userName: id, userNameKey: id, machineName: "m", machineDescription: "" },
-});
+const user = machineUser;
 const token = (id: string, userId: string, issuerUserId: string | null = null): Write => ({
   kind: "token.insert",
   row: { id, userId, secretHash: `hash-${id}`, expiresAt: null, createdAt: 0, issuerUserId },

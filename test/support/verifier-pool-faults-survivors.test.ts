@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createVerifierPool, type VerifierPool } from "../../src/support/password-verify/verifier-pool.js";
 import type { VerifyJob } from "../../src/support/password-verify/verify-reply.js";
+import { closedAfterEachTest } from "./verifier-pools.js";
 
 // The verifier pool when a thread misbehaves (src/support/password-verify/verifier-pool.ts): a thread that exits
 // fails the job it ran, naming the exit code; one that crashes fails it naming the error's class only (its message
@@ -32,15 +32,9 @@ const crashes = (thread: Worker) => {
   void thread.terminate();
 };
 
-const pools: VerifierPool[] = [];
-const pool = (options: Parameters<typeof createVerifierPool>[0]) => {
-  const created = createVerifierPool(options);
-  pools.push(created);
-  return created;
-};
+const pool = closedAfterEachTest();
 afterEach(async () => {
   vi.restoreAllMocks();
-  await Promise.all(pools.splice(0).map((p) => p.close()));
 });
 
 describe("a verifier thread that fails", () => {

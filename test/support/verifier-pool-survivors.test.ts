@@ -3,8 +3,9 @@ import { availableParallelism } from "node:os";
 import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
-import { createVerifierPool, VerifierBusyError, VerifierClosedError, type VerifierPool } from "../../src/support/password-verify/verifier-pool.js";
+import { VerifierBusyError, VerifierClosedError } from "../../src/support/password-verify/verifier-pool.js";
 import { closeImportedHashVerifier, verifyImportedHash } from "../../src/support/password-verify/verify.js";
+import { closedAfterEachTest } from "./verifier-pools.js";
 
 // The imported-hash verifier (src/support/password-verify): a pool of at most `size` threads — by default the usable
 // cores, at most 8 — with a bounded queue. Its refusals say why: closed (server shutdown), busy (retry later), or the
@@ -18,14 +19,8 @@ const fixtures = JSON.parse(readFileSync(new URL("../fixtures/password-hashes/ha
 };
 const md5 = fixtures.hashes.find((f) => f.scheme === "md5-crypt")!.hash;
 
-const pools: VerifierPool[] = [];
-const pool = (options: Parameters<typeof createVerifierPool>[0]) => {
-  const created = createVerifierPool(options);
-  pools.push(created);
-  return created;
-};
+const pool = closedAfterEachTest();
 afterEach(async () => {
-  await Promise.all(pools.splice(0).map((p) => p.close()));
   await closeImportedHashVerifier();
 });
 
