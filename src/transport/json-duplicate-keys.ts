@@ -2,7 +2,8 @@
 const MAX_NAME = 64;
 const MAX_PATH = 256;
 
-type Frame = { seen: Set<string>; key: string | undefined } | { seen: undefined; index: number };
+/** An object's names so far and the last of them (every object below the innermost one has one), or a list's index. */
+type Frame = { seen: Set<string>; key: string } | { seen: undefined; index: number };
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -11,7 +12,7 @@ function pathOf(stack: Frame[]): string {
   let path = "";
   for (const frame of stack) {
     if (frame.seen === undefined) path += `[${frame.index}]`;
-    else if (frame.key !== undefined) {
+    else {
       const key = frame.key.length > MAX_NAME ? `${frame.key.slice(0, MAX_NAME)}…` : frame.key;
       path += path ? `.${key}` : key;
     }
@@ -57,7 +58,8 @@ export function duplicateKeyPath(text: string): string | undefined {
     }
     switch (text[i]) {
       case "{":
-        stack.push({ seen: new Set(), key: undefined });
+        // Stryker disable next-line StringLiteral: read only once a name was seen (a value in an object follows its name)
+        stack.push({ seen: new Set(), key: "" });
         expectKey = true;
         break;
       case "[":

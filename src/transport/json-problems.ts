@@ -35,8 +35,9 @@ class Problems {
   get full(): boolean {
     return this.list.length >= MAX_PROBLEMS;
   }
+  /** Walkers check `full` before each key or item, and each adds at most one problem for it. */
   add(path: Path, description: string, rule: string): void {
-    if (!this.full) this.list.push({ field: path(), description, rule });
+    this.list.push({ field: path(), description, rule });
   }
 }
 
@@ -77,7 +78,10 @@ function checkField(field: DescField, json: JsonValue, path: Path, depth: number
   if (field.fieldKind === "list" && Array.isArray(json)) {
     // A list of scalars has nothing to check here: the JSON reader decodes it once, later.
     if (!hasElementChecks) return;
-    for (let i = 0; i < json.length && !out.full; i++) checkElement(field, json[i] as JsonValue, () => `${path()}[${i}]`, depth, out);
+    for (const [i, item] of json.entries()) {
+      if (out.full) return;
+      checkElement(field, item, () => `${path()}[${i}]`, depth, out);
+    }
     return;
   }
   if (field.fieldKind === "map" && isObject(json)) {
