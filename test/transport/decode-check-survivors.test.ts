@@ -1,12 +1,14 @@
 import http from "node:http";
 import net from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { ServerReflectionRequestSchema } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
 import { DomainError } from "../../src/domain/errors.js";
 import { checkJsonMessage } from "../../src/transport/decode-check.js";
-import { http1Request, useWireConnections } from "../fuzz/wire.js";
+import { connectH2, envelope, errorInfoReasons, grpcStatus, h2Request, http1Request, useWireConnections } from "../fuzz/wire.js";
 import { eventually } from "../support/eventually.js";
-import { useTestServer } from "../support/server.js";
+import { useTestServer, withFreshServer } from "../support/server.js";
 import { thrownBy } from "../support/thrown.js";
 
 // decode-check.ts: what the JSON reader says about an undecodable request is cut to 300 characters (a hostile body
@@ -70,5 +72,35 @@ describe("a client that hangs up while it sends its request is no refusal and no
     // The server goes on.
     const next = await http1Request(t.server.url, wire.agent, { path: "/grpc.health.v1.Health/Check", headers: { "content-type": "application/json" }, body: "{}" });
     expect(next.status).toBe(200);
+  });
+});
+
+describe("a unary or server-streaming call takes exactly one request message; client and bidi streams take any number", () => {
+  // Which methods take one message is settled when the server starts: this test starts its own.
+  it("gRPC: none or two for GetUser and Health.Watch are invalid_argument request.malformed; two for the reflection stream are answered", async () => {
+    await withFreshServer(async (server) => {
+      const session = await connectH2(server.url);
+      try {
+        const call = (path: string, body: Uint8Array) => h2Request(session, { path, headers: { "content-type": "application/grpc" }, body });
+        const refused = async (path: string, body: Uint8Array, message: string) => {
+          const status = grpcStatus(await call(path, body));
+          expect(status.code, path).toBe(3);
+          expect(decodeURIComponent(status.message ?? ""), path).toBe(message);
+          expect(errorInfoReasons(status.detailsBin), path).toEqual(["request.malformed"]);
+        };
+        const one = envelope(new Uint8Array(0));
+        const two = Buffer.concat([one, one]);
+        await refused(GET_USER, new Uint8Array(0), "this method takes exactly one request message; none was sent");
+        await refused(GET_USER, two, "this method takes exactly one request message");
+        await refused("/grpc.health.v1.Health/Watch", new Uint8Array(0), "this method takes exactly one request message; none was sent");
+        await refused("/grpc.health.v1.Health/Watch", two, "this method takes exactly one request message");
+
+        const list = envelope(toBinary(ServerReflectionRequestSchema, create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } })));
+        const reflection = await call("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", Buffer.concat([list, list]));
+        expect(grpcStatus(reflection).code).toBe(0);
+      } finally {
+        session.close();
+      }
+    });
   });
 });
