@@ -24,8 +24,8 @@ const compressions = new Map(REQUEST_COMPRESSIONS.map((c) => [c.name, c]));
 const COMPRESSED_FLAG = 0b1;
 /** What the protocol handlers check before they read the body (a failing body comes after them). */
 const PREFLIGHT_HEADERS = ["content-length", "content-encoding", "connect-content-encoding", "grpc-encoding", "connect-timeout-ms", "grpc-timeout"];
-/** The longest delay a Node timer takes. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The shortest delay a Node timer cannot take (it warns on stderr and fires after 1 ms instead). */
+const TIMER_OVERFLOW_MS = 2 ** 31;
 // Stryker disable next-line StringLiteral: a POST without a content type has no framing, whatever text stands for "none"
 const NO_CONTENT_TYPE = "";
 const utf8 = new TextDecoder("utf-8", { fatal: true });
@@ -227,7 +227,8 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
 
     const timeout = framing.parseTimeout(req.header.get(framing.timeoutHeader), Number.MAX_SAFE_INTEGER);
     if (timeout.error) return fail(timeout.error);
-    if ((timeout.timeoutMs ?? 0) > MAX_TIMER_MS) {
+    // Timeouts this long are whole milliseconds (seconds, minutes, hours, or Connect's milliseconds).
+    if ((timeout.timeoutMs ?? 0) >= TIMER_OVERFLOW_MS) {
       // Node's timers overflow past ~24.8 days (and warn on stderr each time): such a deadline means "none".
       const header = new Headers(req.header);
       header.delete(framing.timeoutHeader);

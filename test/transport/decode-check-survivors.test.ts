@@ -104,3 +104,27 @@ describe("a unary or server-streaming call takes exactly one request message; cl
     });
   });
 });
+
+describe("a deadline a Node timer cannot hold means no deadline", () => {
+  it.each([
+    ["2147483648", "the first that overflows"],
+    ["2147483647", "the longest a timer holds"],
+  ])("Connect connect-timeout-ms %s (%s): answered, and no TimeoutOverflowWarning", async (timeoutMs) => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    try {
+      const response = await http1Request(t.server.url, wire.agent, {
+        path: "/grpc.health.v1.Health/Check",
+        headers: { "content-type": "application/json", "connect-timeout-ms": timeoutMs },
+        body: "{}",
+      });
+      expect(response.status).toBe(200);
+      // Node emits warnings on the next tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).not.toContain("TimeoutOverflowWarning");
+  });
+});
