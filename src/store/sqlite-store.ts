@@ -1,8 +1,5 @@
 import { and, asc, count, eq, gt, inArray, lte, ne, sql } from "drizzle-orm";
-import type { StoredEvent } from "../events/event.js";
-import { toDomainError } from "./db-errors.js";
-import { openLogSync, openSqlite, type SqliteOptions, syncsLog } from "./db.js";
-import { createGroupSync } from "./group-commit.js";
+import { openSqlite, type SqliteOptions } from "./db.js";
 import {
   applications,
   identityProviders,
@@ -21,9 +18,9 @@ import {
   userIdpLinks,
   users,
 } from "./schema/index.js";
+import { createSqliteCommits } from "./sqlite-commits.js";
 import { createSqliteEventLog } from "./sqlite-events.js";
-import { createSqliteWrites } from "./sqlite-writes.js";
-import { type ApplicationFilter, changesAccess, type Commit, type ProjectFilter, type Store } from "./store.js";
+import { type ApplicationFilter, type ProjectFilter, type Store } from "./store.js";
 
 function applicationConditions(filter: ApplicationFilter) {
   return and(eq(applications.projectId, filter.projectId), filter.state !== undefined ? eq(applications.state, filter.state) : undefined);
@@ -56,42 +53,13 @@ function organizationConditions(filter: Parameters<Store["countOrganizations"]>[
 }
 
 /**
- * The embedded default backend. better-sqlite3 is synchronous, so a commit is one short synchronous
- * transaction (BEGIN IMMEDIATE … COMMIT) with no await inside; slow work happens before it. Making it durable is
- * shared with the commits around it (group commit, group-commit.ts).
+ * The embedded default backend: the reads here (hot ones prepared once), the commits and their durability in
+ * sqlite-commits.ts. better-sqlite3 is synchronous, so slow work happens before a commit, never inside it.
  */
 export function createSqliteStore(options: SqliteOptions): Store {
   const { sqlite, db } = openSqlite(options);
-  const log = syncsLog(options.synchronous) ? openLogSync(sqlite) : undefined;
   const eventLog = createSqliteEventLog(db);
-  const applyWrite = createSqliteWrites(db);
-
-  const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
-    for (const write of commit.writes) applyWrite(write);
-    const context = { instanceId: commit.instanceId, actor: commit.actor, at: commit.at };
-    return commit.events.map((event) => eventLog.append(event, context));
-  });
-  // FULL and EXTRA: SQLite commits without syncing (db.ts) and the log is synced here, shared by the commits
-  // applied meanwhile (group commit); an acknowledged write is on disk either way.
-  const groupSync =
-    log &&
-    createGroupSync(() => (options.syncLog ? options.syncLog(log.sync) : log.sync()), { onSync: options.onSync, onFailure: options.onSyncFailure });
-  // This process's commits are counted here; a commit by another connection (`gatehouse recover-admin` works beside a
-  // running server) changes SQLite's data_version, which is read with it, so it drops cached principals as well.
-  let accessVersion = 0;
-  const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
-  // Commits by another connection (recover-admin beside the server) are visible here before that process synced
-  // them: the barrier syncs the log for them too (one sync flushes the whole file), once per change it sees.
-  let dataVersionSynced = dataVersion.get();
-  const noteOtherCommits = () => {
-    const now = dataVersion.get();
-    if (now !== dataVersionSynced) {
-      dataVersionSynced = now;
-      groupSync?.noteCommit();
-    }
-  };
-  // The migrations just applied were written without a sync: the first barrier makes them durable.
-  groupSync?.noteCommit();
+  const commits = createSqliteCommits(sqlite, db, eventLog, options);
 
   // Hot reads (every authenticated call) are prepared once.
   const tokenById = db.select().from(personalAccessTokens).where(eq(personalAccessTokens.id, sql.placeholder("id"))).prepare();
@@ -119,27 +87,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
     .prepare();
 
   return {
-    async commit(commit) {
-      groupSync?.refuseIfFailed();
-      let stored: StoredEvent[];
-      try {
-        stored = commitTransaction.immediate(commit);
-      } catch (error) {
-        throw toDomainError(error);
-      }
-      groupSync?.noteCommit();
-      // Committed, so visible: cached principals go now, not once the commit is durable.
-      if (changesAccess(commit)) accessVersion += 1;
-      await groupSync?.durable();
-      return stored;
-    },
-    async durable() {
-      noteOtherCommits();
-      await groupSync?.durable();
-    },
-    accessVersion() {
-      return `${accessVersion}.${String(dataVersion.get())}`;
-    },
+    ...commits,
     async getInstance() {
       return db.select().from(instances).limit(1).get();
     },
@@ -168,12 +116,6 @@ export function createSqliteStore(options: SqliteOptions): Store {
     },
     async getMasterKeyProbe() {
       return db.select().from(masterKeyProbe).where(eq(masterKeyProbe.id, 1)).get()?.sealed;
-    },
-    async setMasterKeyProbe(sealed) {
-      groupSync?.refuseIfFailed();
-      db.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing().run();
-      groupSync?.noteCommit();
-      await groupSync?.durable();
     },
     async listTokensPage(filter) {
       return db
@@ -389,14 +331,6 @@ export function createSqliteStore(options: SqliteOptions): Store {
     },
     async aggregateSpan(aggregateType, aggregateId, createdBy) {
       return eventLog.span(aggregateType, aggregateId, createdBy);
-    },
-    async close() {
-      // A sync in flight finishes first; after a failed sync the database is left as it is on disk (no closing
-      // checkpoint from the page cache): the process stops and the next start recovers the log.
-      await groupSync?.idle();
-      if (groupSync?.failed()) return;
-      sqlite.close();
-      log?.close();
     },
   };
 }

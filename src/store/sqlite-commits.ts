@@ -1,0 +1,88 @@
+import type Database from "better-sqlite3";
+import type { StoredEvent } from "../events/event.js";
+import { toDomainError } from "./db-errors.js";
+import { type GatehouseDb, openLogSync, type SqliteOptions, syncsLog } from "./db.js";
+import { createGroupSync } from "./group-commit.js";
+import { masterKeyProbe } from "./schema/index.js";
+import type { createSqliteEventLog } from "./sqlite-events.js";
+import { createSqliteWrites } from "./sqlite-writes.js";
+import { changesAccess, type Commit, type Store } from "./store.js";
+
+/**
+ * The write side of the SQLite store: commits (one short synchronous transaction each, BEGIN IMMEDIATE … COMMIT,
+ * no await inside), their durability (group commit, group-commit.ts), and the access version that cached
+ * principals are checked against.
+ */
+export function createSqliteCommits(
+  sqlite: Database.Database,
+  db: GatehouseDb,
+  eventLog: ReturnType<typeof createSqliteEventLog>,
+  options: SqliteOptions,
+): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "close"> {
+  const log = syncsLog(options.synchronous) ? openLogSync(sqlite) : undefined;
+  const applyWrite = createSqliteWrites(db);
+  const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
+    for (const write of commit.writes) applyWrite(write);
+    const context = { instanceId: commit.instanceId, actor: commit.actor, at: commit.at };
+    return commit.events.map((event) => eventLog.append(event, context));
+  });
+  // FULL and EXTRA: SQLite commits without syncing (db.ts) and the log is synced here, shared by the commits
+  // applied meanwhile (group commit); an acknowledged write is on disk either way.
+  const groupSync =
+    log &&
+    createGroupSync(() => (options.syncLog ? options.syncLog(log.sync) : log.sync()), { onSync: options.onSync, onFailure: options.onSyncFailure });
+  // This process's commits are counted here; a commit by another connection (`gatehouse recover-admin` works beside a
+  // running server) changes SQLite's data_version, which is read with it, so it drops cached principals as well.
+  let accessVersion = 0;
+  const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
+  // Commits by another connection (recover-admin beside the server) are visible here before that process synced
+  // them: the barrier syncs the log for them too (one sync flushes the whole file), once per change it sees.
+  let dataVersionSynced = dataVersion.get();
+  const noteOtherCommits = () => {
+    const now = dataVersion.get();
+    if (now !== dataVersionSynced) {
+      dataVersionSynced = now;
+      groupSync?.noteCommit();
+    }
+  };
+  // The migrations just applied were written without a sync: the first barrier makes them durable.
+  groupSync?.noteCommit();
+
+  return {
+    async commit(commit) {
+      groupSync?.refuseIfFailed();
+      let stored: StoredEvent[];
+      try {
+        stored = commitTransaction.immediate(commit);
+      } catch (error) {
+        throw toDomainError(error);
+      }
+      groupSync?.noteCommit();
+      // Committed, so visible: cached principals go now, not once the commit is durable.
+      if (changesAccess(commit)) accessVersion += 1;
+      await groupSync?.durable();
+      return stored;
+    },
+    async durable() {
+      noteOtherCommits();
+      await groupSync?.durable();
+    },
+    accessVersion() {
+      return `${accessVersion}.${String(dataVersion.get())}`;
+    },
+    async setMasterKeyProbe(sealed) {
+      groupSync?.refuseIfFailed();
+      db.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing().run();
+      groupSync?.noteCommit();
+      await groupSync?.durable();
+    },
+    async close() {
+      // A sync in flight finishes first; after a failed sync the database is left as it is on disk (no closing
+      // checkpoint from the page cache): the process stops and the next start recovers the log.
+      await groupSync?.idle();
+      if (groupSync?.failed()) return;
+      sqlite.close();
+      log?.close();
+    },
+  };
+}
