@@ -22,8 +22,8 @@ export async function readAccessRows(store: Store, tokenId: string): Promise<Acc
  * The rows of recently used tokens, so an authenticated call does not read four rows every time. An entry is used
  * only while the store's access version is the one it was read under: any commit that changes a token, a user's
  * flags, an organization's state or a membership (or any write by another process) drops them all, so the very
- * next call obeys the change. What
- * depends on the time (expiry) or on the presented secret is still checked on every call by `authenticate`.
+ * next call obeys the change. What depends on the time (expiry) or on the presented secret is still checked on
+ * every call by `authenticate`.
  * Only tokens whose rows were found are kept (unknown ids would let any caller fill memory), at most `maxEntries`,
  * the least recently used going first.
  */
