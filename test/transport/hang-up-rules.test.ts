@@ -1,3 +1,4 @@
+import http2 from "node:http2";
 import net from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { envelope, http1Request, useWireConnections } from "../fuzz/wire.js";
@@ -40,5 +41,36 @@ describe("a client that hangs up in the middle of a stream", () => {
     expect(next.status).toBe(200);
     expect(entriesOf().filter((entry) => (entry.level as number) >= 40)).toEqual([]);
     expect(consoleError).not.toHaveBeenCalled();
+  });
+});
+
+describe("a gRPC client that resets its stream in the middle of a message (HTTP/2 CANCEL)", () => {
+  // Known bug (reported): the cut-off read ends as connect's "incomplete envelope" before the request's signal is
+  // aborted, so decode-check.ts refuses it with a warning and counts invalid_argument. Flip to `it` once fixed.
+  it.fails("is no warning and no refusal counted: the client went away, nothing was refused", async () => {
+    const requestId = `h2-cancel-${Date.now()}`;
+    const session = http2.connect(t.server.url);
+    session.on("error", () => undefined);
+    try {
+      await new Promise((resolve) => session.once("connect", resolve));
+      const stream = session.request({ ":method": "POST", ":path": "/grpc.health.v1.Health/Check", "content-type": "application/grpc", te: "trailers", "x-request-id": requestId });
+      stream.on("error", () => undefined);
+      // An envelope that announces 10 bytes and brings 2 of them.
+      stream.write(Buffer.from([0, 0, 0, 0, 10, 1, 2]));
+      // A ping's answer comes after the server read the frames before it: the message is half-read.
+      await new Promise((resolve, reject) => session.ping((error) => (error ? reject(error) : resolve(undefined))));
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+      // A later call on the same connection is handled after the reset was.
+      const marker = `after-${requestId}`;
+      const next = session.request({ ":method": "POST", ":path": "/grpc.health.v1.Health/Check", "content-type": "application/json", "x-request-id": marker });
+      next.on("error", () => undefined);
+      next.end("{}");
+      next.resume();
+      await eventually(() => t.server.logs.parsed().some((entry) => entry.requestId === marker && entry.msg === "rpc"), { what: "the next call to be served" });
+    } finally {
+      session.destroy();
+    }
+    const warnings = t.server.logs.parsed().filter((entry) => entry.requestId === requestId && (entry.level as number) >= 40);
+    expect(warnings).toEqual([]);
   });
 });
