@@ -5,7 +5,7 @@ import { chmodSync, cpSync, rmSync } from "node:fs";
 
 const copies = [
   ["gen/openapi.json", "dist/gen/openapi.json"],
-  ["src/store/migrations", "dist/src/store/migrations"],
+  ["src/store/sqlite/migrations", "dist/src/store/sqlite/migrations"],
 ];
 for (const [from, to] of copies) {
   rmSync(to, { recursive: true, force: true });

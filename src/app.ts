@@ -12,7 +12,7 @@ import { createValidationInterceptor } from "./interceptors/validation.js";
 import { createDeliveryWorker } from "./notify/delivery-worker.js";
 import { createRoutes } from "./routes.js";
 import { createServer } from "./server.js";
-import { createSqliteStore } from "./store/sqlite-store.js";
+import { createSqliteStore } from "./store/sqlite/sqlite-store.js";
 import type { Store } from "./store/store.js";
 import { checkTlsFiles, prepareDataDir, readStartupFile } from "./startup/files.js";
 import { openDatabase } from "./startup/open-database.js";

@@ -1,6 +1,6 @@
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { Synchronous } from "./store/db.js";
+import type { Synchronous } from "./store/sqlite/db.js";
 
 /** Gatehouse's configuration; every setting has an environment variable and a command-line flag. */
 export interface Config {

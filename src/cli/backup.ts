@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, renameSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { StartupError } from "../startup/startup-error.js";
-import { copyDatabaseSnapshot, summarizeDatabase } from "../store/sqlite-file.js";
+import { copyDatabaseSnapshot, summarizeDatabase } from "../store/sqlite/sqlite-file.js";
 
 export interface BackupSummary {
   file: string;

@@ -1,6 +1,6 @@
 import { dataFiles } from "../config.js";
 import { recoverAdmin } from "../commands/recover-admin.js";
-import { createSqliteStore } from "../store/sqlite-store.js";
+import { createSqliteStore } from "../store/sqlite/sqlite-store.js";
 import type { Store } from "../store/store.js";
 import { systemClock } from "../support/clock.js";
 import { withPrivateFileAround } from "../support/files.js";

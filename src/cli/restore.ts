@@ -2,7 +2,7 @@ import { copyFileSync, chmodSync, existsSync, mkdirSync, readdirSync } from "nod
 import { StartupError } from "../startup/startup-error.js";
 import { openSecret } from "../support/secret-box.js";
 import { writePrivateFile } from "../support/files.js";
-import { readMasterKeyProbe } from "../store/sqlite-file.js";
+import { readMasterKeyProbe } from "../store/sqlite/sqlite-file.js";
 import { describeBackup } from "./backup.js";
 import { PROBE_CONTEXT, readMasterKeyFile } from "../startup/master-key.js";
 

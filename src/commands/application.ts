@@ -8,7 +8,7 @@ import { checkHttpsUrl, checkRedirectUris } from "../domain/urls.js";
 import { detailsOfChange, detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import { readDetails, spanOf } from "../queries/details.js";
-import type { ApplicationSettings } from "../store/schema/application.js";
+import type { ApplicationSettings } from "../store/rows.js";
 import { randomSecret, sha256Hex } from "../support/crypto.js";
 import { commitAs } from "./commit-as.js";
 

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { mayHoldSealedData } from "../store/sqlite-file.js";
+import { mayHoldSealedData } from "../store/sqlite/sqlite-file.js";
 import type { Store } from "../store/store.js";
 import { writePrivateFile } from "../support/files.js";
 import { openSecret, sealSecret } from "../support/secret-box.js";

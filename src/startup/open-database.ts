@@ -1,4 +1,4 @@
-import { checkDatabasePages, databaseFileExists } from "../store/sqlite-file.js";
+import { checkDatabasePages, databaseFileExists } from "../store/sqlite/sqlite-file.js";
 import type { Store } from "../store/store.js";
 import { StartupError } from "./startup-error.js";
 

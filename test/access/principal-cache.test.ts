@@ -8,7 +8,7 @@ import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_p
 import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { createPrincipalCache } from "../../src/access/principal-cache.js";
-import { createSqliteStore } from "../../src/store/sqlite-store.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { changesAccess, type Commit, type RowWrite, type Store } from "../../src/store/store.js";
 import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";

@@ -9,7 +9,7 @@ const root = freshDir("commands");
 afterEach(killStartedCommands);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const migrationCount = (JSON.parse(readFileSync(join(repoRoot, "src/store/migrations/meta/_journal.json"), "utf8")) as { entries: unknown[] }).entries.length;
+const migrationCount = (JSON.parse(readFileSync(join(repoRoot, "src/store/sqlite/migrations/meta/_journal.json"), "utf8")) as { entries: unknown[] }).entries.length;
 
 describe("gatehouse migrate", () => {
   it("creates and migrates a new database and exits 0 without serving; serve then starts on it", async () => {

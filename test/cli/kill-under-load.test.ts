@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { dataFiles } from "../../src/config.js";
-import { createSqliteStore } from "../../src/store/sqlite-store.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { spawnGatehouse } from "../support/process.js";
 
 // Group commit acknowledges a write only once a sync of the log made it durable: a server killed with SIGKILL in the

@@ -7,7 +7,7 @@ import { issueCode } from "../../src/commands/one-time-code.js";
 import { verifyEmail } from "../../src/commands/email-verification.js";
 import type { Caller, Deps } from "../../src/context.js";
 import { DomainError } from "../../src/domain/errors.js";
-import { createSqliteStore } from "../../src/store/sqlite-store.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { createIdGenerator } from "../../src/support/ids.js";
 import { TestClock } from "../support/server.js";
 import { withSlowReads } from "../support/slow-store.js";

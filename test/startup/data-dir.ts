@@ -7,7 +7,7 @@ import { dataFiles } from "../../src/config.js";
 import type { Deps } from "../../src/context.js";
 import { openDatabase } from "../../src/startup/open-database.js";
 import { checkMasterKey, loadMasterKey } from "../../src/startup/master-key.js";
-import { createSqliteStore } from "../../src/store/sqlite-store.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { createIdGenerator } from "../../src/support/ids.js";
 import { createLogger } from "../../src/support/logger.js";

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { dataFiles } from "../../src/config.js";
 import { openDatabase } from "../../src/startup/open-database.js";
 import { StartupError } from "../../src/startup/startup-error.js";
-import { createSqliteStore } from "../../src/store/sqlite-store.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { repoRoot } from "../support/command.js";
 import { bootstrappedDataDir, damagePages, openStore, useTempRoot } from "./data-dir.js";
@@ -17,7 +17,7 @@ import { thrownBy } from "../support/thrown.js";
 const root = useTempRoot("open-db");
 let dirs = 0;
 const newDataDir = () => join(root(), `d${++dirs}`);
-const migrationCount = (JSON.parse(readFileSync(join(repoRoot, "src/store/migrations/meta/_journal.json"), "utf8")) as { entries: unknown[] }).entries.length;
+const migrationCount = (JSON.parse(readFileSync(join(repoRoot, "src/store/sqlite/migrations/meta/_journal.json"), "utf8")) as { entries: unknown[] }).entries.length;
 
 /** The real store opener, counting its calls: a damaged file must be refused before it runs. */
 function countingOpener(path: string) {
@@ -97,7 +97,7 @@ describe("openDatabase on a file it cannot use", () => {
   it("a database a newer Gatehouse migrated: refused (this version would skip every migration and run on an unknown schema), data untouched", async () => {
     const existing = await bootstrappedDataDir(newDataDir());
     const { database } = dataFiles({ dataDir: existing.dataDir });
-    const newest = Math.max(...(JSON.parse(readFileSync(join(repoRoot, "src/store/migrations/meta/_journal.json"), "utf8")) as { entries: { when: number }[] }).entries.map((e) => e.when));
+    const newest = Math.max(...(JSON.parse(readFileSync(join(repoRoot, "src/store/sqlite/migrations/meta/_journal.json"), "utf8")) as { entries: { when: number }[] }).entries.map((e) => e.when));
     const db = new Database(database);
     db.prepare("INSERT INTO __drizzle_migrations (hash, created_at) VALUES ('from-a-newer-version', ?)").run(newest + 1);
     const before = db.prepare("SELECT count(*) FROM users").pluck().get();

@@ -12,7 +12,7 @@ import {
   mayHoldSealedData,
   readMasterKeyProbe,
   summarizeDatabase,
-} from "../../src/store/sqlite-file.js";
+} from "../../src/store/sqlite/sqlite-file.js";
 import { bootstrappedDataDir, damagePages, openStore, useTempRoot } from "./data-dir.js";
 
 // What the operator's commands learn from a database FILE without opening it as a store: whether it

@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
-import { openSqlite } from "../../src/store/db.js";
-import { toDomainError } from "../../src/store/db-errors.js";
-import { createSqliteStore } from "../../src/store/sqlite-store.js";
+import { openSqlite } from "../../src/store/sqlite/db.js";
+import { toDomainError } from "../../src/store/sqlite/sqlite-errors.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Commit, Store } from "../../src/store/store.js";
 
 // How driver errors reach clients (src/store/db-errors.ts): a unique index that guards a business rule answers with

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
-import type { Synchronous } from "../../src/store/db.js";
-import { createSqliteStore } from "../../src/store/sqlite-store.js";
+import type { Synchronous } from "../../src/store/sqlite/db.js";
+import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Commit, Store } from "../../src/store/store.js";
 
 // Group commit (issue 12): with synchronous FULL (the default) a write is acknowledged only after a sync of the

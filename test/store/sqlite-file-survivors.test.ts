@@ -3,8 +3,8 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { openSqlite } from "../../src/store/db.js";
-import { checkDatabasePages, copyDatabaseSnapshot, mayHoldSealedData, readMasterKeyProbe, summarizeDatabase } from "../../src/store/sqlite-file.js";
+import { openSqlite } from "../../src/store/sqlite/db.js";
+import { checkDatabasePages, copyDatabaseSnapshot, mayHoldSealedData, readMasterKeyProbe, summarizeDatabase } from "../../src/store/sqlite/sqlite-file.js";
 
 // What the operator's commands (start-up checks, backup, restore) do to a database FILE (src/store/sqlite-file.ts):
 // they never create the file they are pointed at, never write to a file they only read (a backup stays exactly as

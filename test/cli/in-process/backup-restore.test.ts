@@ -6,7 +6,7 @@ import { backupDatabase, describeBackup } from "../../../src/cli/backup.js";
 import { restoreDatabase } from "../../../src/cli/restore.js";
 import { dataFiles } from "../../../src/config.js";
 import { StartupError } from "../../../src/startup/startup-error.js";
-import { summarizeDatabase } from "../../../src/store/sqlite-file.js";
+import { summarizeDatabase } from "../../../src/store/sqlite/sqlite-file.js";
 import { bootstrappedDataDir, damagePages, modeOf, openStore, useTempRoot } from "../../startup/data-dir.js";
 import { thrownBy } from "../../support/thrown.js";
 

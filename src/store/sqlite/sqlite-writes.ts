@@ -1,7 +1,7 @@
 import { and, count, eq, inArray, isNull, lt, ne, sql } from "drizzle-orm";
-import { failedPrecondition, notFound } from "../domain/errors.js";
-import { conditionFailed } from "./db-errors.js";
-import { membershipFingerprint, tokenFingerprint } from "./fingerprints.js";
+import { failedPrecondition, notFound } from "../../domain/errors.js";
+import { conditionFailed } from "../db-errors.js";
+import { membershipFingerprint, tokenFingerprint } from "../fingerprints.js";
 import type { GatehouseDb } from "./db.js";
 import {
   applications,
@@ -20,7 +20,7 @@ import {
   userIdpLinks,
   users,
 } from "./schema/index.js";
-import type { RowWrite } from "./store.js";
+import type { RowWrite } from "../store.js";
 
 /** How each kind of row write is applied on SQLite; runs inside the commit's transaction. */
 export function createSqliteWrites(db: GatehouseDb) {

@@ -1,4 +1,4 @@
-import { DomainError } from "../domain/errors.js";
+import { DomainError } from "../../domain/errors.js";
 
 /**
  * Group commit: the disk sync that makes commits durable is shared by every commit applied since the last one.

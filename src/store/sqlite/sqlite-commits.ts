@@ -1,12 +1,12 @@
 import type Database from "better-sqlite3";
-import type { StoredEvent } from "../events/event.js";
-import { toDomainError } from "./db-errors.js";
+import type { StoredEvent } from "../../events/event.js";
+import { toDomainError } from "./sqlite-errors.js";
 import { type GatehouseDb, openLogSync, type SqliteOptions, syncsLog } from "./db.js";
 import { createGroupSync } from "./group-commit.js";
 import { masterKeyProbe } from "./schema/index.js";
 import type { createSqliteEventLog } from "./sqlite-events.js";
 import { createSqliteWrites } from "./sqlite-writes.js";
-import { changesAccess, type Commit, type Store } from "./store.js";
+import { changesAccess, type Commit, type Store } from "../store.js";
 
 /**
  * The write side of the SQLite store: commits (one short synchronous transaction each, BEGIN IMMEDIATE … COMMIT,

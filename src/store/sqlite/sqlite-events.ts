@@ -1,8 +1,8 @@
 import { and, asc, count, desc, eq, gt, gte, sql, type SQL } from "drizzle-orm";
-import type { NewEvent, StoredEvent } from "../events/event.js";
+import type { NewEvent, StoredEvent } from "../../events/event.js";
 import type { GatehouseDb } from "./db.js";
 import { events } from "./schema/index.js";
-import type { AggregateSpan, EventFilter } from "./store.js";
+import type { AggregateSpan, EventFilter } from "../store.js";
 
 type EventRow = typeof events.$inferSelect;
 

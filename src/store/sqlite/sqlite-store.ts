@@ -20,7 +20,7 @@ import {
 } from "./schema/index.js";
 import { createSqliteCommits } from "./sqlite-commits.js";
 import { createSqliteEventLog } from "./sqlite-events.js";
-import { type ApplicationFilter, type ProjectFilter, type Store } from "./store.js";
+import { type ApplicationFilter, type ProjectFilter, type Store } from "../store.js";
 
 function applicationConditions(filter: ApplicationFilter) {
   return and(eq(applications.projectId, filter.projectId), filter.state !== undefined ? eq(applications.state, filter.state) : undefined);

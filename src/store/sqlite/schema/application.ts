@@ -1,29 +1,6 @@
 import { sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { ApplicationSettings } from "../../rows.js";
 import { projects } from "./project.js";
-
-/** OIDC settings; what UpdateApplication must never touch. */
-export interface OidcSettings {
-  type: "oidc";
-  redirectUris: string[];
-  responseTypes: number[];
-  grantTypes: number[];
-  appType: number;
-  authMethod: number;
-}
-
-export interface ApiSettings {
-  type: "api";
-  authMethod: number;
-}
-
-export interface SamlSettings {
-  type: "saml";
-  entityId: string;
-  metadataXml: string;
-  metadataUrl: string;
-}
-
-export type ApplicationSettings = OidcSettings | ApiSettings | SamlSettings;
 
 export const applications = sqliteTable(
   "applications",
