@@ -12,7 +12,8 @@ import { gatehouseArgon2Options } from "./lib/argon2-params.js";
 import { buildH2cLoad, ensureLoadTools, type Measurement, runArgon2Loop, runH2c, runH2loadHealth, runWrk } from "./lib/drivers.js";
 import { generatorOf, type Protocol, WRK_BLOCK, writeH2cFile, writeWrkFile, wrkHeaders } from "./lib/encode.js";
 import { type BenchOptions, parseOptions, USAGE } from "./lib/options.js";
-import { addRatios, evaluateTargets, formatReport, type Row } from "./lib/report.js";
+import { addRatios, evaluateTargets, formatReport, type Row, type ScaleInfo } from "./lib/report.js";
+import { prepareScaleDataDir } from "./lib/scale-seed.js";
 import { type BenchRequest, HEALTH, type Scenario, SCENARIOS } from "./lib/scenarios.js";
 import { type BenchServer, REPO, startBare, startGatehouse } from "./lib/servers.js";
 import { createWorld, type World } from "./lib/setup.js";
@@ -52,6 +53,8 @@ interface RunPlan {
   /** Expected rate, for the length of the sequence. */
   sizeRate: number;
   sizeFactor: number;
+  /** `--scale`: which database the server runs on. */
+  database?: Row["database"];
 }
 
 /** One load run of `scenario` on `protocol` against `server`: warm-up, then the measured window. */
@@ -107,9 +110,10 @@ async function measure(server: BenchServer, scenario: Scenario, protocol: Protoc
     peakRssMb: server.peakRssMb(),
     peakRssScope: rssPerRun ? "run" : "process",
     ...(plan.rate ? { pacedRate: plan.rate } : {}),
+    ...(plan.database ? { database: plan.database } : {}),
   };
   if (!keep) return row;
-  log(`${server.name} ${scenario.id} ${protocol}${plan.rate ? ` paced ${plan.rate.toFixed(0)}/s` : ""}: ${measurement.rps.toFixed(0)} req/s, p99 ${measurement.p99Ms.toFixed(2)} ms${measurement.unexpected ? `, ${measurement.unexpected} unexpected` : ""}`);
+  log(`${server.name}${plan.database === "scaled" ? " (scaled)" : ""} ${scenario.id} ${protocol}${plan.rate ? ` paced ${plan.rate.toFixed(0)}/s` : ""}: ${measurement.rps.toFixed(0)} req/s, p99 ${measurement.p99Ms.toFixed(2)} ms${measurement.unexpected ? `, ${measurement.unexpected} unexpected` : ""}`);
   rows.push(row);
   return row;
 }
@@ -117,8 +121,9 @@ async function measure(server: BenchServer, scenario: Scenario, protocol: Protoc
 const basePlan = { connections: options.connections, warmupS: options.warmupS, seconds: options.seconds };
 const selected = SCENARIOS.filter((s) => options.scenarios.includes(s.id));
 const wantsHealth = options.scenarios.includes("health");
-const wantsH2load = wantsHealth && options.protocols.includes("grpc-h2c");
+const wantsH2load = wantsHealth && options.protocols.includes("grpc-h2c") && !options.scale;
 const servers: BenchServer[] = [];
+let scaleInfo: ScaleInfo | undefined;
 
 /**
  * A fresh server's first calls run cold code (JIT, lazy modules, first connections). Before anything is
@@ -135,6 +140,46 @@ async function warmUp(server: BenchServer, token: string, world?: World): Promis
   log(`${server.name} warmed up`);
 }
 
+/**
+ * Gatehouse on `dataDir` (fresh, or seeded by `--scale`): the world the scenarios need, made through its API, the
+ * server's warm-up, then every selected scenario on every protocol, one after the other.
+ */
+async function runGatehouse(dataDir: string, database: Row["database"]): Promise<void> {
+  const gatehouse = await startGatehouse(dataDir, options.keep ? join(workDir, database === "scaled" ? "gatehouse-scaled.log" : "gatehouse.log") : undefined);
+  servers.push(gatehouse);
+  log(`gatehouse started${database ? ` on the ${database} database` : ""}`);
+  const world = await createWorld(gatehouse.url, gatehouse.token);
+  await warmUp(gatehouse, gatehouse.token, world);
+  for (const scenario of selected) {
+    for (const protocol of options.protocols) {
+      // Sequences are sized from what was measured before: writes that need no pool from the bare
+      // ceiling (nothing beats it, and a long sequence costs little), pooled ones (users and codes made
+      // through the API, which takes time) from UpdateApplication's rate on the same protocol.
+      const ceiling = Math.max(bareRate.get(protocol) ?? 0, noopRate.get(protocol) ?? 0) || 5_000;
+      const write = writeRate.get(protocol) ?? ceiling / 3;
+      const sizeRate = scenario.pooled ? write : scenario.id === "create-user-password" && hashRate ? hashRate * 2 : ceiling;
+      const row = await measure(gatehouse, scenario, protocol, world, gatehouse.token, { ...basePlan, sizeRate, sizeFactor: scenario.pooled ? 1.3 : 1.5, database });
+      // The scaled database's rates size nothing: a slower run there must not shorten the sequences (max).
+      if (scenario.id === "health") noopRate.set(protocol, Math.max(noopRate.get(protocol) ?? 0, row.measurement.rps));
+      if (scenario.id === "update-application") writeRate.set(protocol, Math.max(writeRate.get(protocol) ?? 0, row.measurement.rps));
+      const halfRate = row.measurement.rps / 2;
+      if (scenario.durableWrite && (options.half.scenarios === "all" || options.half.scenarios === scenario.id) && halfRate > 0) {
+        await measure(gatehouse, scenario, protocol, world, gatehouse.token, {
+          connections: options.connections,
+          warmupS: options.half.warmupS,
+          seconds: options.half.seconds,
+          rate: halfRate,
+          sizeRate: halfRate,
+          sizeFactor: 1.2,
+          database,
+        });
+      }
+    }
+    if (scenario.id === "health" && wantsH2load) await crossCheckWithH2load(gatehouse, gatehouse.token);
+  }
+  await gatehouse.stop();
+}
+
 async function crossCheckWithH2load(server: BenchServer, token: string): Promise<void> {
   const rssPerRun = server.resetPeakRss();
   const measurement = await runH2loadHealth({ url: server.url, token, connections: options.connections, warmupS: options.warmupS, seconds: options.seconds, workDir });
@@ -146,8 +191,8 @@ try {
   ensureLoadTools();
   h2cLoad = buildH2cLoad(workDir);
 
-  // 1. The framework ceiling, alone on the machine.
-  if (wantsHealth) {
+  // 1. The framework ceiling, alone on the machine (`--scale` compares Gatehouse with itself, so it needs none).
+  if (wantsHealth && !options.scale) {
     const bare = await startBare();
     servers.push(bare);
     await warmUp(bare, "bench");
@@ -169,37 +214,34 @@ try {
   }
 
   // 3. Gatehouse on a fresh data dir; what the scenarios need is made through its API.
-  const gatehouse = await startGatehouse(join(workDir, "data"), options.keep ? join(workDir, "gatehouse.log") : undefined);
-  servers.push(gatehouse);
-  log("gatehouse started");
-  const world = await createWorld(gatehouse.url, gatehouse.token);
-  await warmUp(gatehouse, gatehouse.token, world);
-  for (const scenario of selected) {
-    for (const protocol of options.protocols) {
-      // Sequences are sized from what was measured before: writes that need no pool from the bare
-      // ceiling (nothing beats it, and a long sequence costs little), pooled ones (users and codes made
-      // through the API, which takes time) from UpdateApplication's rate on the same protocol.
-      const ceiling = Math.max(bareRate.get(protocol) ?? 0, noopRate.get(protocol) ?? 0) || 5_000;
-      const write = writeRate.get(protocol) ?? ceiling / 3;
-      const sizeRate = scenario.pooled ? write : scenario.id === "create-user-password" && hashRate ? hashRate * 2 : ceiling;
-      const row = await measure(gatehouse, scenario, protocol, world, gatehouse.token, { ...basePlan, sizeRate, sizeFactor: scenario.pooled ? 1.3 : 1.5 });
-      if (scenario.id === "health") noopRate.set(protocol, row.measurement.rps);
-      if (scenario.id === "update-application") writeRate.set(protocol, row.measurement.rps);
-      const halfRate = row.measurement.rps / 2;
-      if (scenario.durableWrite && (options.half.scenarios === "all" || options.half.scenarios === scenario.id) && halfRate > 0) {
-        await measure(gatehouse, scenario, protocol, world, gatehouse.token, {
-          connections: options.connections,
-          warmupS: options.half.warmupS,
-          seconds: options.half.seconds,
-          rate: halfRate,
-          sizeRate: halfRate,
-          sizeFactor: 1.2,
-        });
-      }
-    }
-    if (scenario.id === "health" && wantsH2load) await crossCheckWithH2load(gatehouse, gatehouse.token);
+  await runGatehouse(join(workDir, "data"), options.scale ? "empty" : undefined);
+
+  // 4. `--scale`: the same scenarios on a data dir seeded before the server starts (or copied from the cache).
+  if (options.scale) {
+    const dataDir = join(workDir, "data-scale");
+    const prepared = await prepareScaleDataDir(dataDir, options.scale.users, {
+      useCache: !options.scale.reseed,
+      log,
+      // A first start bootstraps it (instance, admin, admin.pat) like any new data dir; the seed follows.
+      bootstrap: async (dir) => {
+        const server = await startGatehouse(dir);
+        await server.stop();
+      },
+    });
+    const { summary } = prepared;
+    scaleInfo = {
+      users: summary.users,
+      organizations: summary.organizations,
+      memberships: summary.memberships,
+      events: summary.events,
+      seedSeconds: summary.seconds,
+      cached: prepared.cached,
+      prepareSeconds: prepared.seconds,
+      databaseMb: summary.databaseMb,
+      seederPeakRssMb: summary.seederPeakRssMb,
+    };
+    await runGatehouse(dataDir, "scaled");
   }
-  await gatehouse.stop();
 } finally {
   for (const server of servers) await server.stop();
   if (!options.keep) rmSync(workDir, { recursive: true, force: true });
@@ -208,11 +250,11 @@ try {
 
 addRatios(rows);
 const targets = evaluateTargets(rows);
-process.stdout.write(`${formatReport(rows, targets, options, cores)}\n`);
+process.stdout.write(`${formatReport(rows, targets, options, cores, scaleInfo)}\n`);
 
 const resultsDir = join(REPO, "bench", "results");
 mkdirSync(resultsDir, { recursive: true });
-const resultFile = join(resultsDir, `${startedAt.toISOString().replaceAll(":", "-").replace(/\.\d+Z$/, "Z")}-${options.mode}.json`);
+const resultFile = join(resultsDir, `${startedAt.toISOString().replaceAll(":", "-").replace(/\.\d+Z$/, "Z")}-${options.mode}${options.scale ? "-scale" : ""}.json`);
 let commit = "";
 try {
   commit = execFileSync("git", ["rev-parse", "HEAD"], { cwd: REPO, encoding: "utf8" }).trim();
@@ -228,6 +270,7 @@ writeFileSync(
       commit,
       machine: { cores, cpu: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg() },
       options,
+      ...(scaleInfo ? { scale: scaleInfo } : {}),
       rows,
       targets,
     },

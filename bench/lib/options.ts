@@ -9,7 +9,7 @@ export interface BenchOptions {
   warmupS: number;
   seconds: number;
   /** The rate-limited runs of durable writes at half of their saturated rate (p99 target). */
-  half: { warmupS: number; seconds: number; scenarios: "all" | "update-application" };
+  half: { warmupS: number; seconds: number; scenarios: "all" | "update-application" | "none" };
   /** Before its first measured run, each server gets unrecorded runs of Health/Check (and GetProject). */
   serverWarmUp: boolean;
   enforce: boolean;
@@ -17,7 +17,18 @@ export interface BenchOptions {
   scenarios: string[];
   /** Keep the temporary dir (data dir, request files, the server's log). */
   keep: boolean;
+  /**
+   * `--scale`: after the scenarios on an empty database, the same again on a data dir seeded with `users` users
+   * (bench/lib/scale-seed.ts), each compared with its empty-database figure. `reseed`: ignore the cached seed.
+   */
+  scale?: { users: number; reseed: boolean };
 }
+
+/** What `--scale` runs unless told otherwise: the reads and writes whose cost could grow with the data (and the no-op as the control). */
+export const SCALE_SCENARIOS = ["health", "get-project", "list-events", "update-application", "add-grant-member", "verify-email", "create-user-imported", "mixed"];
+/** `--scale` runs on Connect JSON unless told otherwise: the flat line is the database's, not the protocol's. */
+export const SCALE_PROTOCOLS: Protocol[] = ["connect-json-http1"];
+export const DEFAULT_SCALE_USERS = 1_000_000;
 
 const MODES = {
   // About 8.5 minutes here: 36 runs of 2 + 7 s, 12 rate-limited runs of 1 + 4 s, the servers' warm-up
@@ -39,7 +50,20 @@ export const USAGE = `npm run bench [-- --quick | --smoke] [--enforce] [--protoc
   --enforce   exit 1 when a target fails (otherwise the exit code is 0 whatever the figures)
   --protocols ${PROTOCOLS.join(",")}
   --scenarios ${SCENARIOS.map((s) => s.id).join(",")}
-  --keep      keep the temporary data dir, request files and server log`;
+  --keep      keep the temporary data dir, request files and server log
+  --scale     then again on a data dir seeded with 1 000 000 users (1 000 organizations, about 5 000 000 events):
+              each scenario within 10 % of its empty-database figure, peak RSS <= 250 MB; by default Connect JSON
+              and ${SCALE_SCENARIOS.join(",")}
+  --scale-users N   seed N users (N / 1 000 organizations, about 5 N events) instead of 1 000 000
+  --scale-reseed    seed anew even when a seeded data dir of N users is cached (os.tmpdir()/gatehouse-bench-scale)`;
+
+/** A whole number of users: digits, optionally grouped with "_" (1_000_000). */
+export function parseUserCount(value: string): number {
+  if (!/^\d+(_\d{3})*$/.test(value)) throw new Error(`--scale-users takes a whole number, got "${value}"`);
+  const users = Number(value.replaceAll("_", ""));
+  if (users < 1 || !Number.isSafeInteger(users)) throw new Error(`--scale-users must be at least 1, got "${value}"`);
+  return users;
+}
 
 export function parseOptions(argv: string[]): BenchOptions {
   const { values } = parseArgs({
@@ -51,6 +75,9 @@ export function parseOptions(argv: string[]): BenchOptions {
       keep: { type: "boolean", default: false },
       protocols: { type: "string" },
       scenarios: { type: "string" },
+      scale: { type: "boolean", default: false },
+      "scale-users": { type: "string" },
+      "scale-reseed": { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
     strict: true,
@@ -66,12 +93,18 @@ export function parseOptions(argv: string[]): BenchOptions {
     for (const p of picked) if (!known.includes(p as T)) throw new Error(`unknown ${what} "${p}"; known: ${known.join(", ")}`);
     return picked as T[];
   };
+  if (!values.scale && (values["scale-users"] !== undefined || values["scale-reseed"])) throw new Error("--scale-users and --scale-reseed go with --scale");
+  const scale = values.scale ? { users: values["scale-users"] === undefined ? DEFAULT_SCALE_USERS : parseUserCount(values["scale-users"]), reseed: values["scale-reseed"] } : undefined;
+  const allScenarios = SCENARIOS.map((s) => s.id);
   return {
     mode,
     ...MODES[mode],
+    // The scale run compares saturated rates: the paced runs (p99 target) stay with the plain runs.
+    ...(scale ? { half: { ...MODES[mode].half, scenarios: "none" as const } } : {}),
     enforce: values.enforce,
     keep: values.keep,
-    protocols: list(values.protocols, PROTOCOLS, "protocol"),
-    scenarios: list(values.scenarios, SCENARIOS.map((s) => s.id), "scenario"),
+    protocols: values.protocols === undefined && scale ? [...SCALE_PROTOCOLS] : list(values.protocols, PROTOCOLS, "protocol"),
+    scenarios: values.scenarios === undefined && scale ? SCALE_SCENARIOS.filter((id) => allScenarios.includes(id)) : list(values.scenarios, allScenarios, "scenario"),
+    ...(scale ? { scale } : {}),
   };
 }

@@ -20,7 +20,30 @@ export interface Row {
   ratio?: { value: number; of: string };
   /** CreateHumanUser with a plain password: over the bare argon2id loop. */
   hashRatio?: number;
+  /** `--scale`: the database the server ran on (absent: a plain run, whose database starts empty). */
+  database?: "empty" | "scaled";
+  /** `--scale`, on the scaled database's rows: this rate over the same run on the empty database. */
+  scaleRatio?: number;
 }
+
+/** What `--scale` seeded, for the report's header and the JSON. */
+export interface ScaleInfo {
+  users: number;
+  organizations: number;
+  memberships: number;
+  events: number;
+  /** The seed's own time (for a cached data dir, that of the seed that made it). */
+  seedSeconds: number;
+  cached: boolean;
+  /** Time this run spent making the data dir (the seed, or copying the cached one). */
+  prepareSeconds: number;
+  databaseMb: number;
+  seederPeakRssMb: number;
+}
+
+/** A scaled-database figure must stay within 10 % of the empty database's; the server's peak RSS under this. */
+export const SCALE_MIN_RATIO = 0.9;
+export const SCALE_MAX_RSS_MB = 250;
 
 export interface Target {
   name: string;
@@ -30,12 +53,16 @@ export interface Target {
   pass: boolean;
   /** Not a figure but the run's validity: a failure means the bench is broken, and fails the run even without --enforce. */
   integrity?: boolean;
+  /** The value is a peak RSS in MB. */
+  rssMb?: boolean;
 }
 
 const DURABLE_WRITES = ["update-application", "add-grant-member", "verify-email", "create-user-imported"];
 
 const find = (rows: Row[], match: Partial<Row>) =>
   rows.find((r) => r.pacedRate === undefined && Object.entries(match).every(([k, v]) => r[k as keyof Row] === v));
+
+const scaled = (row: Row) => row.database === "scaled";
 
 /** Each ratio pairs two rows of one protocol and one generator: only the server or the scenario differs. */
 export function addRatios(rows: Row[]): void {
@@ -45,8 +72,12 @@ export function addRatios(rows: Row[]): void {
     const base =
       row.scenario === "health"
         ? find(rows, { server: "bare", scenario: "health", protocol: row.protocol, generator: row.generator })
-        : find(rows, { server: "gatehouse", scenario: "health", protocol: row.protocol, generator: row.generator });
+        : find(rows, { server: "gatehouse", scenario: "health", protocol: row.protocol, generator: row.generator, database: row.database });
     if (base && base.measurement.rps > 0) row.ratio = { value: row.measurement.rps / base.measurement.rps, of: row.scenario === "health" ? "bare" : "no-op" };
+    if (scaled(row)) {
+      const empty = find(rows, { server: "gatehouse", scenario: row.scenario, protocol: row.protocol, generator: row.generator, database: "empty" });
+      if (empty && empty.measurement.rps > 0) row.scaleRatio = row.measurement.rps / empty.measurement.rps;
+    }
     if (row.scenario === "create-user-password" && loop && loop.measurement.rps > 0) row.hashRatio = row.measurement.rps / loop.measurement.rps;
   }
 }
@@ -54,7 +85,18 @@ export function addRatios(rows: Row[]): void {
 export function evaluateTargets(rows: Row[]): Target[] {
   const targets: Target[] = [];
   const gatehouse = rows.filter((r) => r.server === "gatehouse" && r.pacedRate === undefined && r.generator !== "h2load");
-  for (const row of gatehouse) {
+  // The scaled database's rows have targets of their own: each as fast as on the empty database, and little memory.
+  for (const row of gatehouse.filter(scaled)) {
+    if (row.scaleRatio !== undefined) {
+      targets.push({ name: `scale: ${row.title} within 10 % of the empty database`, protocol: row.protocol, value: row.scaleRatio, threshold: `≥ ${SCALE_MIN_RATIO.toFixed(2)}`, pass: row.scaleRatio >= SCALE_MIN_RATIO });
+    }
+  }
+  const scaledRss = gatehouse.filter(scaled).map((r) => r.peakRssMb ?? 0);
+  if (scaledRss.length > 0) {
+    const peak = Math.max(...scaledRss);
+    targets.push({ name: "scale: server peak RSS on the scaled database", protocol: "all", value: peak, threshold: `≤ ${SCALE_MAX_RSS_MB} MB`, pass: peak <= SCALE_MAX_RSS_MB, rssMb: true });
+  }
+  for (const row of gatehouse.filter((r) => !scaled(r))) {
     const ratio = row.ratio?.value;
     if (row.scenario === "health" && ratio !== undefined) targets.push({ name: "no-op ≥ 80 % of the bare ceiling", protocol: row.protocol, value: ratio, threshold: "≥ 0.80", pass: ratio >= 0.8 });
     if (row.scenario === "get-project" && ratio !== undefined) targets.push({ name: "authenticated read ≥ 70 % of no-op", protocol: row.protocol, value: ratio, threshold: "≥ 0.70", pass: ratio >= 0.7 });
@@ -75,6 +117,8 @@ export function evaluateTargets(rows: Row[]): Target[] {
   return targets;
 }
 
+const usersLabel = (users: number) => (users >= 1_000_000 && users % 1_000_000 === 0 ? `${users / 1_000_000}M users` : users >= 1_000 && users % 1_000 === 0 ? `${users / 1_000}k users` : `${users} users`);
+
 const fixed = (value: number | undefined, digits: number) => (value === undefined || !Number.isFinite(value) ? "-" : value.toFixed(digits));
 
 function table(headers: string[], lines: string[][], rightAligned: Set<number>): string {
@@ -83,15 +127,16 @@ function table(headers: string[], lines: string[][], rightAligned: Set<number>):
   return [format(headers), format(widths.map((w) => "-".repeat(w))), ...lines.map(format)].join("\n");
 }
 
-export function formatReport(rows: Row[], targets: Target[], options: BenchOptions, cores: number): string {
+export function formatReport(rows: Row[], targets: Target[], options: BenchOptions, cores: number, scale?: ScaleInfo): string {
   const lines = rows.map((r) => {
     const notes: string[] = [];
+    if (r.scaleRatio !== undefined) notes.push(`${r.scaleRatio.toFixed(2)} of the empty database`);
     if (r.pacedRate !== undefined) notes.push(`paced at ${r.pacedRate.toFixed(0)} req/s (half of saturation)`);
     if (r.hashRatio !== undefined) notes.push(`${r.hashRatio.toFixed(2)} of the bare argon2id loop`);
     if (r.measurement.meanMs !== undefined) notes.push(`h2load cross-check; p99 column = mean`);
     if (r.measurement.unexpected > 0) notes.push(`${r.measurement.unexpected} UNEXPECTED ANSWERS ${JSON.stringify(r.measurement.raw ?? {})}`);
     if (r.measurement.wrapped && !r.repeats) notes.push("SEQUENCE RAN OUT (writes repeated)");
-    const title = r.server === "bare" ? `${r.title} [bare ceiling]` : r.title;
+    const title = r.server === "bare" ? `${r.title} [bare ceiling]` : scaled(r) ? `${r.title} [${scale ? usersLabel(scale.users) : "scaled"}]` : r.title;
     return [
       title,
       r.protocol,
@@ -107,12 +152,23 @@ export function formatReport(rows: Row[], targets: Target[], options: BenchOptio
   });
   const out = [
     `Gatehouse bench, ${options.mode} run, ${cores} cores, ${options.connections} connections, ${options.warmupS} s warm-up + ${options.seconds} s per run`,
+    ...(scale
+      ? [
+          `scale: the rows marked [${usersLabel(scale.users)}] ran on a data dir of ${scale.users} users in ${scale.organizations} organizations, ${scale.memberships} memberships, ${scale.events} events (${scale.databaseMb} MB), seeded in ${scale.seedSeconds.toFixed(0)} s${scale.cached ? ` (cached; copied in ${scale.prepareSeconds.toFixed(0)} s)` : ""}; the others on a fresh one`,
+        ]
+      : []),
     "",
     table(["scenario", "protocol", "generator", "conns", "req/s", "p50 ms", "p99 ms", "ratio", "peak RSS MB", "notes"], lines, new Set([3, 4, 5, 6, 8])),
     "",
     table(
       ["", "target", "protocol", "measured", "needed"],
-      targets.map((t) => [t.pass ? "PASS" : "FAIL", t.name, t.protocol, t.name.includes("p99") ? `${fixed(t.value, 2)} ms` : t.protocol === "all" ? String(t.value) : fixed(t.value, 2), t.threshold]),
+      targets.map((t) => [
+        t.pass ? "PASS" : "FAIL",
+        t.name,
+        t.protocol,
+        t.name.includes("p99") ? `${fixed(t.value, 2)} ms` : t.rssMb ? `${t.value} MB` : t.protocol === "all" ? String(t.value) : fixed(t.value, 2),
+        t.threshold,
+      ]),
       new Set([3]),
     ),
   ];
