@@ -1,7 +1,7 @@
 import { type Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { codeName } from "./code-name.js";
-import type { Logger } from "../support/logger.js";
-import type { Metrics } from "../support/metrics.js";
+import { accessLogOf, type Logger } from "../support/logger.js";
+import { createCallSamples, type Metrics } from "../support/metrics.js";
 import { principalKey, requestIdKey } from "./context-keys.js";
 
 export function protocolOf(contentType: string | null): string {
@@ -17,6 +17,8 @@ export function protocolOf(contentType: string | null): string {
  * duration and caller. Never the message, headers or tokens. Echoes the request id to the client.
  */
 export function createObserveInterceptor(logger: Logger, metrics: Metrics): Interceptor {
+  const accessLog = accessLogOf(logger);
+  const samples = createCallSamples(metrics);
   return (next) => async (req) => {
     const started = process.hrtime.bigint();
     const requestId = req.contextValues.get(requestIdKey);
@@ -33,15 +35,14 @@ export function createObserveInterceptor(logger: Logger, metrics: Metrics): Inte
       throw connectError;
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const labels = { procedure, code: codeName(code) };
-      metrics.rpcCalls.inc(labels);
-      metrics.rpcDuration.observe(labels, seconds);
-      logger.info(
+      const name = codeName(code);
+      samples.record(procedure, name, seconds);
+      accessLog.info(
         {
           requestId,
           procedure,
           protocol: protocolOf(req.header.get("content-type")),
-          code: labels.code,
+          code: name,
           durationMs: Math.round(seconds * 1e6) / 1e3,
           caller: req.contextValues.get(principalKey)?.userId,
         },

@@ -53,11 +53,27 @@ function withErrorBody(response: UniversalServerResponse): UniversalServerRespon
   return jsonResponse(known.status ?? response.status, specError(known.code, known.message, [errorInfoDetail(known.reason)]).body, header);
 }
 
-/** The authority connect-node builds the request URL from; undefined when no URL can be built from it. */
-function authorityOf(req: NodeRequest): string | undefined {
-  const authority = "authority" in req ? (req as Http2ServerRequest).authority : (req as IncomingMessage).headers.host;
-  if (!authority) return undefined;
-  return URL.canParse(`http://${authority}/`) ? authority : undefined;
+/** How many authorities already found valid are remembered: clients send the same few Host headers again and again. */
+const KNOWN_AUTHORITIES = 64;
+
+/**
+ * The authority connect-node builds the request URL from; undefined when no URL can be built from it. Parsing a URL
+ * is one of the dearer steps of a cheap call, so the authorities found valid lately are remembered (a bounded set,
+ * emptied when full: a client sending many different ones only makes it parse again).
+ */
+function createAuthorityCheck() {
+  const known = new Set<string>();
+  return (req: NodeRequest): string | undefined => {
+    const authority = "authority" in req ? (req as Http2ServerRequest).authority : (req as IncomingMessage).headers.host;
+    if (!authority) return undefined;
+    if (known.has(authority)) return authority;
+    if (!URL.canParse(`http://${authority}/`)) return undefined;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: only how much is remembered changes (memory, not answers)
+    if (known.size >= KNOWN_AUTHORITIES) known.clear();
+    // Stryker disable next-line all: remembering nothing only makes every call parse again
+    known.add(authority);
+    return authority;
+  };
 }
 
 /**
@@ -78,6 +94,7 @@ export function createNodeAdapter(options: NodeAdapterOptions): NodeHandler {
   options.routes(router);
   const paths = new Map<string, UniversalHandler>();
   for (const handler of router.handlers) paths.set(handler.requestPath, withDecodeCheck(handler, { readMaxBytes: options.readMaxBytes, reject: options.reject }));
+  const authorityOf = createAuthorityCheck();
 
   return (req, res) => {
     const requestId = acceptedRequestId(req.headers["x-request-id"]);

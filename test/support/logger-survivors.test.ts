@@ -1,12 +1,12 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger } from "../../src/support/logger.js";
+import { accessLogOf, createLogger } from "../../src/support/logger.js";
 
 // Logs (src/support/logger.ts) are JSON lines that name the service, and fields that can carry secrets —
 // authorization, password, token, secret, at the top or one level down — are written as "[redacted]", never as
 // their value: a safety net for a log call that passes more than it should.
 
-function capture() {
+function capture(level = "info") {
   const lines: Record<string, unknown>[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -14,7 +14,7 @@ function capture() {
       done();
     },
   });
-  return { logger: createLogger("info", stream), lines };
+  return { logger: createLogger(level, stream), lines };
 }
 
 describe("log lines", () => {
@@ -34,5 +34,16 @@ describe("log lines", () => {
       expect((line.req as Record<string, unknown>)[field]).toBe("[redacted]");
     }
     for (const value of Object.values(secrets)) expect(JSON.stringify(line)).not.toContain(value);
+  });
+
+  it("the per-call access logger writes to the same place at the same level, and every other line stays redacted", () => {
+    const { logger, lines } = capture("warn");
+    const access = accessLogOf(logger);
+    access.info({ requestId: "r-1" }, "rpc");
+    access.warn({ requestId: "r-2" }, "rpc");
+    logger.warn({ password: "pw-5" }, "other");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ service: "gatehouse", requestId: "r-2", msg: "rpc" });
+    expect(lines[1]).toMatchObject({ password: "[redacted]", msg: "other" });
   });
 });

@@ -79,4 +79,16 @@ describe("an RPC request whose Host header makes no URL", () => {
     expect(JSON.parse(body)).toMatchObject({ message: "the request needs a valid Host header" });
     expect(jsonErrorReason(Buffer.from(body))).toBe("http.bad_host");
   });
+
+  it("is refused whatever valid hosts came before it, and every valid host is served, however many there were", async () => {
+    const health = "/grpc.health.v1.Health/Check";
+    const statusOf = async (host: string) => (await rawRequest(`POST ${health} HTTP/1.1\r\nhost: ${host}\r\ncontent-type: application/json`, "{}")).split(" ", 2)[1];
+    // More distinct valid hosts than the adapter remembers (node-adapter.ts), each twice: all served.
+    for (let i = 0; i < 70; i++) {
+      expect(await statusOf(`h${i}.example:80`), `h${i}`).toBe("200");
+      expect(await statusOf(`h${i}.example:80`), `h${i} again`).toBe("200");
+    }
+    expect(await statusOf("a b")).toBe("400");
+    expect(await statusOf("h1.example:80")).toBe("200");
+  });
 });
