@@ -81,12 +81,14 @@ async function measure(server: BenchServer, scenario: Scenario, protocol: Protoc
     const common = { url: server.url, headers: wrkHeaders(token), connections: plan.connections, threads: wrkThreads, ...(plan.rate ? { rate: plan.rate } : {}) };
     rssPerRun = server.resetPeakRss();
     await runWrk({ ...common, file: warmFile, seconds: plan.warmupS });
+    await server.takeSqlTrace?.();
     measurement = await runWrk({ ...common, file, seconds: plan.seconds });
   } else {
     const requests = await prepare(size(plan.warmupS + plan.seconds));
     const file = join(workDir, `req-${fileSerial++}.txt`);
     writeH2cFile(file, requests, protocol as Exclude<Protocol, "connect-json-http1">, token);
     rssPerRun = server.resetPeakRss();
+    await server.takeSqlTrace?.();
     measurement = await runH2c({
       binary: h2cLoad,
       url: server.url,
@@ -98,7 +100,10 @@ async function measure(server: BenchServer, scenario: Scenario, protocol: Protoc
       ...(plan.rate ? { rate: plan.rate } : {}),
     });
   }
+  // wrk's warm-up is a run of its own, left out; h2c-load's is inside its run, so counted too.
+  const sql = await server.takeSqlTrace?.();
   const row: Row = {
+    ...(sql ? { sql: { entries: sql.sort((a, b) => b.totalMs - a.totalMs), includesWarmUp: generator !== "wrk" } } : {}),
     scenario: scenario.id,
     title: scenario.title,
     protocol,
@@ -145,7 +150,11 @@ async function warmUp(server: BenchServer, token: string, world?: World): Promis
  * server's warm-up, then every selected scenario on every protocol, one after the other.
  */
 async function runGatehouse(dataDir: string, database: Row["database"]): Promise<void> {
-  const gatehouse = await startGatehouse(dataDir, options.keep ? join(workDir, database === "scaled" ? "gatehouse-scaled.log" : "gatehouse.log") : undefined);
+  const gatehouse = await startGatehouse(
+    dataDir,
+    options.keep ? join(workDir, database === "scaled" ? "gatehouse-scaled.log" : "gatehouse.log") : undefined,
+    options.traceSql ? join(workDir, "sql-trace.json") : undefined,
+  );
   servers.push(gatehouse);
   log(`gatehouse started${database ? ` on the ${database} database` : ""}`);
   const world = await createWorld(gatehouse.url, gatehouse.token);

@@ -22,6 +22,8 @@ export interface BenchOptions {
    * (bench/lib/scale-seed.ts), each compared with its empty-database figure. `reseed`: ignore the cached seed.
    */
   scale?: { users: number; reseed: boolean };
+  /** Count the SQL statements each Gatehouse run makes, and their time (bench/lib/sql-trace.mjs). */
+  traceSql: boolean;
 }
 
 /** What `--scale` runs unless told otherwise: the reads and writes whose cost could grow with the data (and the no-op as the control). */
@@ -55,7 +57,9 @@ export const USAGE = `npm run bench [-- --quick | --smoke] [--enforce] [--protoc
               each scenario within 10 % of its empty-database figure, peak RSS <= 250 MB; by default Connect JSON
               and ${SCALE_SCENARIOS.join(",")}
   --scale-users N   seed N users (N / 1 000 organizations, about 5 N events) instead of 1 000 000
-  --scale-reseed    seed anew even when a seeded data dir of N users is cached (os.tmpdir()/gatehouse-bench-scale)`;
+  --scale-reseed    seed anew even when a seeded data dir of N users is cached (os.tmpdir()/gatehouse-bench-scale)
+  --trace-sql       count the SQL statements of each Gatehouse run and their time (in the report and the JSON;
+                    the timing wrapper slows the server, so the figures of such a run are not the bench's)`;
 
 /** A whole number of users: digits, optionally grouped with "_" (1_000_000). */
 export function parseUserCount(value: string): number {
@@ -78,6 +82,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       scale: { type: "boolean", default: false },
       "scale-users": { type: "string" },
       "scale-reseed": { type: "boolean", default: false },
+      "trace-sql": { type: "boolean", default: false },
       help: { type: "boolean", default: false },
     },
     strict: true,
@@ -103,6 +108,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     ...(scale ? { half: { ...MODES[mode].half, scenarios: "none" as const } } : {}),
     enforce: values.enforce,
     keep: values.keep,
+    traceSql: values["trace-sql"],
     protocols: values.protocols === undefined && scale ? [...SCALE_PROTOCOLS] : list(values.protocols, PROTOCOLS, "protocol"),
     scenarios: values.scenarios === undefined && scale ? SCALE_SCENARIOS.filter((id) => allScenarios.includes(id)) : list(values.scenarios, allScenarios, "scenario"),
     ...(scale ? { scale } : {}),

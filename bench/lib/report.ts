@@ -1,5 +1,6 @@
 import type { Measurement } from "./drivers.js";
 import type { BenchOptions } from "./options.js";
+import type { SqlTraceEntry } from "./servers.js";
 
 export interface Row {
   scenario: string;
@@ -24,6 +25,8 @@ export interface Row {
   database?: "empty" | "scaled";
   /** `--scale`, on the scaled database's rows: this rate over the same run on the empty database. */
   scaleRatio?: number;
+  /** `--trace-sql`: the statements the server ran during this run, most time first. */
+  sql?: { entries: SqlTraceEntry[]; includesWarmUp: boolean };
 }
 
 /** What `--scale` seeded, for the report's header and the JSON. */
@@ -172,7 +175,29 @@ export function formatReport(rows: Row[], targets: Target[], options: BenchOptio
       new Set([3]),
     ),
   ];
+  if (options.traceSql) out.push("", formatSqlTrace(rows));
   if (rows.some((r) => r.peakRssScope === "process")) out.push("", "* peak since the server started: the kernel refused to reset the peak (/proc/<pid>/clear_refs) before the run");
   if (options.mode === "smoke") out.push("", "(smoke run: 2 connections and 1-second runs check the harness; its figures are not the targets' conditions)");
+  return out.join("\n");
+}
+
+/** `--trace-sql`: per run, the statements that took most of the database's time, per request and on average. */
+function formatSqlTrace(rows: Row[]): string {
+  const out = ["SQL per run (--trace-sql: the timing wrapper slows the server; compare runs of one trace with each other):"];
+  for (const row of rows.filter((r) => r.sql)) {
+    const { entries, includesWarmUp } = row.sql!;
+    const totalMs = entries.reduce((sum, e) => sum + e.totalMs, 0);
+    const requests = row.measurement.requests;
+    out.push(
+      "",
+      `${row.title}${row.database === "scaled" ? " [scaled]" : ""}, ${row.protocol}: ${requests} requests, ${(totalMs / Math.max(1, requests)).toFixed(3)} ms of SQL per request${includesWarmUp ? " (SQL counts include the warm-up)" : ""}`,
+    );
+    for (const entry of entries.slice(0, 6)) {
+      const perRequest = entry.calls / Math.max(1, requests);
+      // The column list says little and hides the rest: `select … from`.
+      const sql = entry.sql.replace(/\s+/g, " ").replace(/^select (.{40,}?) from /i, "select … from ");
+      out.push(`  ${perRequest.toFixed(2).padStart(6)}/req  ${((entry.totalMs * 1000) / entry.calls).toFixed(1).padStart(9)} µs  ${((entry.totalMs / Math.max(totalMs, 1e-9)) * 100).toFixed(0).padStart(3)} %  ${sql.length > 150 ? `${sql.slice(0, 147)}...` : sql}`);
+    }
+  }
   return out.join("\n");
 }

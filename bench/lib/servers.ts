@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, openSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { once } from "node:events";
@@ -13,7 +13,16 @@ export interface BenchServer {
   resetPeakRss(): boolean;
   /** VmHWM of /proc/<pid>/status in MB: the peak since start or since the last reset. */
   peakRssMb(): number;
+  /** With `--trace-sql`: the statements run since the last call (bench/lib/sql-trace.mjs), and counting anew. */
+  takeSqlTrace?(): Promise<SqlTraceEntry[]>;
   stop(): Promise<void>;
+}
+
+/** One SQL statement as bench/lib/sql-trace.mjs counted it. */
+export interface SqlTraceEntry {
+  sql: string;
+  calls: number;
+  totalMs: number;
 }
 
 export const REPO = new URL("../../", import.meta.url).pathname;
@@ -89,13 +98,14 @@ export async function startBare(): Promise<BenchServer> {
  * delivery worker polls once an hour: the mails the set-up queues (VerifyEmail's users) would
  * otherwise be delivered in the middle of later runs. Logs go to `logFile` (or /dev/null).
  */
-export async function startGatehouse(dataDir: string, logFile?: string): Promise<BenchServer & { token: string }> {
+export async function startGatehouse(dataDir: string, logFile?: string, sqlTraceFile?: string): Promise<BenchServer & { token: string }> {
   const port = await freePort();
   const out = openSync(logFile ?? "/dev/null", "a");
+  const trace = sqlTraceFile ? ["--import", "./bench/lib/sql-trace.mjs"] : [];
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "src/main.ts", "serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--mail-poll-ms", "3600000"],
-    { cwd: REPO, stdio: ["ignore", out, "inherit"] },
+    [...trace, "--import", "tsx", "src/main.ts", "serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--mail-poll-ms", "3600000"],
+    { cwd: REPO, stdio: ["ignore", out, "inherit"], env: sqlTraceFile ? { ...process.env, GATEHOUSE_BENCH_SQL_TRACE: sqlTraceFile } : process.env },
   );
   const tokenFile = join(dataDir, "admin.pat");
   await waitFor("gatehouse", child, async () => {
@@ -103,5 +113,19 @@ export async function startGatehouse(dataDir: string, logFile?: string): Promise
     const response = await fetch(`http://127.0.0.1:${port}/readyz`);
     return response.status === 200;
   });
-  return { ...handle("gatehouse", child, port), token: readFileSync(tokenFile, "utf8").trim() };
+  const server = { ...handle("gatehouse", child, port), token: readFileSync(tokenFile, "utf8").trim() };
+  if (!sqlTraceFile) return server;
+  return {
+    ...server,
+    async takeSqlTrace() {
+      rmSync(sqlTraceFile, { force: true });
+      child.kill("SIGUSR2");
+      const deadline = Date.now() + 10_000;
+      while (!existsSync(sqlTraceFile)) {
+        if (Date.now() > deadline) throw new Error("gatehouse wrote no SQL trace within 10 s of SIGUSR2");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return JSON.parse(readFileSync(sqlTraceFile, "utf8")) as SqlTraceEntry[];
+    },
+  };
 }
