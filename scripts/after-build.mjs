@@ -6,6 +6,7 @@ import { chmodSync, cpSync, rmSync } from "node:fs";
 const copies = [
   ["gen/openapi.json", "dist/gen/openapi.json"],
   ["src/store/sqlite/migrations", "dist/src/store/sqlite/migrations"],
+  ["src/store/postgres/migrations", "dist/src/store/postgres/migrations"],
 ];
 for (const [from, to] of copies) {
   rmSync(to, { recursive: true, force: true });

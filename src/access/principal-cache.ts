@@ -30,7 +30,7 @@ export async function readAccessRows(store: Store, tokenId: string): Promise<Acc
 export function createPrincipalCache(store: Store, maxEntries = 10_000) {
   const entries = new Map<string, { version: string; rows: AccessRows }>();
   return async (tokenId: string): Promise<AccessRows> => {
-    const version = store.accessVersion();
+    const version = await store.accessVersion();
     const cached = entries.get(tokenId);
     entries.delete(tokenId);
     if (cached?.version === version) {

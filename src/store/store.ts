@@ -183,7 +183,7 @@ export interface AggregateSpan {
  * Gatehouse's storage, as commands and queries see it. Signatures are async so a networked backend
  * (PostgreSQL) can implement the same contract; the embedded SQLite backend answers synchronously.
  * Uniqueness and referential rules are enforced by the backend's constraints inside `commit`, and
- * surface as DomainErrors (src/store/db-errors.ts).
+ * surface as DomainErrors (src/store/db-errors.ts). Engines: sqlite/ (the embedded default) and postgres/.
  */
 export interface Store {
   /** Applies the writes and appends the events in one transaction; returns the stored events in order. */
@@ -191,8 +191,10 @@ export interface Store {
   /**
    * Changes (before the commit is acknowledged) whenever a commit that `changesAccess` is applied, and whenever
    * another process wrote to the database: a principal read while it had a value is current while it keeps it.
+   * Async: on a database several processes share, the version lives in the database (one primary-key read), so a
+   * change committed by one process is seen by the very next call on every other.
    */
-  accessVersion(): string;
+  accessVersion(): Promise<string>;
   /**
    * Resolves once everything committed so far is durable (at once when nothing waits for a disk sync). Every answer
    * and every mail waits for it, so nothing leaves the process that a power loss could still undo.

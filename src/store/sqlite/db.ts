@@ -1,9 +1,10 @@
 import Database from "better-sqlite3";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
-import { closeSync, fdatasync, mkdirSync, openSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { closeSync, fdatasync, mkdirSync, openSync } from "node:fs";
+import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { refuseNewerSchema } from "../newer-schema.js";
 import * as schema from "./schema/index.js";
 
 export type Synchronous = "OFF" | "NORMAL" | "FULL" | "EXTRA";
@@ -72,28 +73,17 @@ export function openSqlite(options: SqliteOptions): { sqlite: Database.Database;
   // (NORMAL) and the store syncs the log itself before acknowledging them, one sync for many (group commit).
   sqlite.pragma(`synchronous = ${syncsLog(options.synchronous) ? "NORMAL" : options.synchronous}`);
   const db = drizzle({ client: sqlite, schema });
-  refuseNewerSchema(sqlite);
+  refuseNewerSqliteSchema(sqlite);
   migrate(db, { migrationsFolder });
   return { sqlite, db };
 }
 
-/** The error of a database a newer Gatehouse has migrated (`code` for the start-up message). */
-export class NewerSchemaError extends Error {
-  readonly code = "GATEHOUSE_SCHEMA_NEWER";
-}
-
 /**
- * Refuses a database that a newer Gatehouse migrated: drizzle applies only migrations newer than the newest one
- * recorded, so it would skip them all and this version would run on a schema it does not know.
+ * Refuses a database that a newer Gatehouse migrated (newer-schema.ts), reading the newest migration it records.
  */
-function refuseNewerSchema(sqlite: Database.Database): void {
+function refuseNewerSqliteSchema(sqlite: Database.Database): void {
   const recorded = sqlite.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
   if (recorded === undefined) return;
   const { newest } = sqlite.prepare("SELECT max(created_at) AS newest FROM __drizzle_migrations").get() as { newest: number | string | null };
-  const journal = JSON.parse(readFileSync(join(migrationsFolder, "meta/_journal.json"), "utf8")) as { entries: { when: number }[] };
-  const known = Math.max(...journal.entries.map((entry) => entry.when));
-  // An empty migrations table gives null: Number(null) is 0, never newer than a known migration.
-  if (Number(newest) > known) {
-    throw new NewerSchemaError(`the newest migration applied (${String(newest)}) is newer than this version's newest (${known})`);
-  }
+  refuseNewerSchema(newest, migrationsFolder);
 }

@@ -67,7 +67,8 @@ export function createSqliteCommits(
       noteOtherCommits();
       await groupSync?.durable();
     },
-    accessVersion() {
+    // In-process: this process's count and SQLite's data_version, no query of the database (a resolved promise).
+    async accessVersion() {
       return `${accessVersion}.${String(dataVersion.get())}`;
     },
     async setMasterKeyProbe(sealed) {

@@ -2,24 +2,8 @@ import { and, asc, count, desc, eq, gt, gte, sql, type SQL } from "drizzle-orm";
 import type { NewEvent, StoredEvent } from "../../events/event.js";
 import type { GatehouseDb } from "./db.js";
 import { events } from "./schema/index.js";
+import { toStoredEvent } from "../event-rows.js";
 import type { AggregateSpan, EventFilter } from "../store.js";
-
-type EventRow = typeof events.$inferSelect;
-
-function toStoredEvent(row: EventRow): StoredEvent {
-  return {
-    sequence: row.sequence,
-    instanceId: row.instanceId,
-    aggregateType: row.aggregateType as StoredEvent["aggregateType"],
-    aggregateId: row.aggregateId,
-    aggregateVersion: row.aggregateVersion,
-    type: row.type,
-    payload: JSON.parse(row.payload) as Record<string, unknown>,
-    actor: row.actor,
-    resourceOwner: row.resourceOwner,
-    createdAt: new Date(row.createdAt),
-  };
-}
 
 function conditions(filter: Omit<EventFilter, "limit">): SQL | undefined {
   const parts: SQL[] = [];

@@ -1,0 +1,74 @@
+import { eq, sql } from "drizzle-orm";
+import type pg from "pg";
+import { changesAccess, type Store } from "../store.js";
+import type { PostgresDb } from "./pg-db.js";
+import { toDomainError } from "./pg-errors.js";
+import type { createPostgresEventLog } from "./pg-events.js";
+import { applyPostgresWrite } from "./pg-writes.js";
+import { commitCounters, masterKeyProbe } from "./schema/index.js";
+
+/**
+ * The write side of the PostgreSQL store.
+ *
+ * Every commit is ONE transaction (READ COMMITTED) whose FIRST statement updates the one row of `commit_counters`,
+ * taking `n` sequence numbers for its `n` events. The row lock it takes is held until the transaction ends, so
+ * commits are serialized across every replica exactly as SQLite's single writer serializes them:
+ * - each statement after the lock sees every commit that finished before it (READ COMMITTED takes a new snapshot per
+ *   statement, and the commit ahead released the lock only by finishing), so a conditional write (sqlite-writes.ts'
+ *   conditions, the fingerprints, code.claimAttempt's `attempts < max`) judges against all earlier commits and no
+ *   commit can change what it read before it ends;
+ * - sequence order is commit order and the numbers are gap-free (a rolled-back commit rolls its numbers back too),
+ *   so a ListEvents reader paging with `from_sequence` never skips an event that commits later with a lower number —
+ *   which a sequence (nextval) taken per event would allow: numbers taken in one order, committed in another.
+ * The price is one commit at a time for the whole database, as on SQLite; commits are short (every slow step —
+ * hashing, sealing — happens before), and reads never wait for them (they run outside transactions, on the pool).
+ *
+ * The same statement bumps `access_version` when the commit `changesAccess`: every replica's principal cache reads it
+ * (`accessVersion()`, one primary-key read) and drops its entries once it moved — a change on one replica is obeyed
+ * by the very next call on every other.
+ *
+ * `durable()` resolves at once: PostgreSQL acknowledges a COMMIT only once its WAL is flushed (synchronous_commit on,
+ * the default, which Gatehouse expects), so whatever a commit returned is durable already.
+ */
+export function createPostgresCommits(
+  pool: pg.Pool,
+  db: PostgresDb,
+  eventLog: ReturnType<typeof createPostgresEventLog>,
+): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "close"> {
+  let closing: Promise<void> | undefined;
+  return {
+    async commit(commit) {
+      try {
+        return await db.transaction(async (tx) => {
+          const taken = commit.events.length;
+          const [counters] = await tx
+            .update(commitCounters)
+            .set({
+              lastSequence: sql`${commitCounters.lastSequence} + ${taken}`,
+              ...(changesAccess(commit) ? { accessVersion: sql`${commitCounters.accessVersion} + 1` } : {}),
+            })
+            .where(eq(commitCounters.id, 1))
+            .returning({ lastSequence: commitCounters.lastSequence });
+          if (!counters) throw new Error("commit_counters has no row: the database was not migrated by Gatehouse");
+          for (const write of commit.writes) await applyPostgresWrite(tx, write);
+          return eventLog.append(tx, commit.events, counters.lastSequence - taken + 1, { instanceId: commit.instanceId, actor: commit.actor, at: commit.at });
+        });
+      } catch (error) {
+        throw toDomainError(error);
+      }
+    },
+    async durable() {},
+    async accessVersion() {
+      const [row] = await db.select({ version: commitCounters.accessVersion }).from(commitCounters).where(eq(commitCounters.id, 1));
+      return String(row?.version);
+    },
+    async setMasterKeyProbe(sealed) {
+      await db.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing();
+    },
+    close() {
+      // Once: a store may be closed twice (an error path and the stop), and pg refuses a second end().
+      closing ??= pool.end();
+      return closing;
+    },
+  };
+}

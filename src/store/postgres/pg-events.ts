@@ -1,0 +1,84 @@
+import { and, asc, count, desc, eq, gt, gte, sql, type SQL } from "drizzle-orm";
+import type { NewEvent, StoredEvent } from "../../events/event.js";
+import { toStoredEvent } from "../event-rows.js";
+import type { AggregateSpan, EventFilter } from "../store.js";
+import type { PostgresDb } from "./pg-db.js";
+import { events } from "./schema/index.js";
+
+type Executor = Pick<PostgresDb, "select" | "insert">;
+
+function conditions(filter: Omit<EventFilter, "limit">): SQL | undefined {
+  const parts: SQL[] = [];
+  if (filter.aggregateType) parts.push(eq(events.aggregateType, filter.aggregateType));
+  if (filter.aggregateId) parts.push(eq(events.aggregateId, filter.aggregateId));
+  if (filter.resourceOwner) parts.push(eq(events.resourceOwner, filter.resourceOwner));
+  if (filter.fromSequence !== undefined) parts.push(gte(events.sequence, filter.fromSequence));
+  if (filter.afterSequence !== undefined) parts.push(gt(events.sequence, filter.afterSequence));
+  return and(...parts);
+}
+
+const ofAggregate = (type: string, id: string) => and(eq(events.aggregateType, type), eq(events.aggregateId, id));
+
+/** The event log on PostgreSQL: append (inside the commit's transaction, after it took the sequence) and reads. */
+export function createPostgresEventLog(db: PostgresDb) {
+  return {
+    /**
+     * Appends a commit's events with the sequences `firstSequence`, `firstSequence + 1`, …, which the commit took
+     * (pg-commits.ts). The next version of each aggregate is read in the same transaction: commits are serialized, so
+     * no other commit appends to it meanwhile (and the unique index would refuse one that did).
+     */
+    async append(tx: Executor, list: NewEvent[], firstSequence: number, context: { instanceId: string; actor: string; at: Date }): Promise<StoredEvent[]> {
+      if (list.length === 0) return [];
+      const nextVersions = new Map<string, number>();
+      const createdAt = context.at.getTime();
+      const stored: StoredEvent[] = [];
+      for (const [index, event] of list.entries()) {
+        const key = JSON.stringify([event.aggregateType, event.aggregateId]);
+        let version = nextVersions.get(key);
+        if (version === undefined) {
+          const [row] = await tx
+            .select({ last: sql<number>`coalesce(max(${events.aggregateVersion}), 0)`.mapWith(Number) })
+            .from(events)
+            .where(ofAggregate(event.aggregateType, event.aggregateId));
+          version = (row?.last ?? 0) + 1;
+        }
+        nextVersions.set(key, version + 1);
+        stored.push({ ...event, ...context, sequence: firstSequence + index, aggregateVersion: version, createdAt: new Date(createdAt) });
+      }
+      await tx.insert(events).values(
+        stored.map((event) => ({
+          sequence: event.sequence,
+          instanceId: event.instanceId,
+          aggregateType: event.aggregateType,
+          aggregateId: event.aggregateId,
+          aggregateVersion: event.aggregateVersion,
+          type: event.type,
+          payload: JSON.stringify(event.payload),
+          actor: event.actor,
+          resourceOwner: event.resourceOwner,
+          createdAt,
+        })),
+      );
+      return stored;
+    },
+
+    async list(filter: EventFilter): Promise<StoredEvent[]> {
+      const rows = await db.select().from(events).where(conditions(filter)).orderBy(asc(events.sequence)).limit(filter.limit);
+      return rows.map(toStoredEvent);
+    },
+
+    async count(filter: Omit<EventFilter, "afterSequence" | "limit">): Promise<number> {
+      const [row] = await db.select({ n: count() }).from(events).where(conditions(filter));
+      return row?.n ?? 0;
+    },
+
+    async span(type: string, id: string, createdBy?: string): Promise<AggregateSpan | undefined> {
+      const edge = (where: SQL | undefined, order: typeof asc | typeof desc) => db.select().from(events).where(where).orderBy(order(events.aggregateVersion)).limit(1);
+      const [[first], [last]] = await Promise.all([
+        createdBy === undefined ? edge(ofAggregate(type, id), asc) : edge(and(ofAggregate(type, id), eq(events.type, createdBy)), desc),
+        edge(ofAggregate(type, id), desc),
+      ]);
+      return first && last ? { first: toStoredEvent(first), last: toStoredEvent(last) } : undefined;
+    },
+  };
+}

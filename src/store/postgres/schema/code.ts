@@ -1,0 +1,19 @@
+import { bigint, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { users } from "./user.js";
+
+/** Pending one-time codes; one per user and kind (a new one replaces the old). Only digests are stored. */
+export const oneTimeCodes = pgTable(
+  "one_time_codes",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: ["init", "email", "passwordless"] }).notNull(),
+    digest: text("digest").notNull(),
+    expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
+    attempts: integer("attempts").notNull(),
+    usedAt: bigint("used_at", { mode: "number" }),
+  },
+  (table) => [uniqueIndex("one_time_codes_user_kind").on(table.userId, table.kind)],
+);

@@ -1,0 +1,67 @@
+import { boolean, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { organizations } from "./organization.js";
+import { position } from "./position.js";
+
+/** Users of both types; type-specific columns are null for the other type. */
+export const users = pgTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    instanceId: text("instance_id").notNull(),
+    orgId: text("org_id")
+      .notNull()
+      .references(() => organizations.id),
+    type: text("type", { enum: ["human", "machine"] }).notNull(),
+    /** Initialization progress only; deactivation and locks are the flags below, so they never overwrite it. */
+    state: text("state", { enum: ["active", "initial"] }).notNull(),
+    /** Deactivated (DeactivateUser): its tokens are refused until it is reactivated. */
+    inactive: boolean("inactive").notNull().default(false),
+    /** Locked (LockUser): its tokens are refused until it is unlocked; independent of `inactive`. */
+    locked: boolean("locked").notNull().default(false),
+    userName: text("user_name").notNull(),
+    /** Lower-cased user name: unique per instance, case-insensitively, by this index. */
+    userNameKey: text("user_name_key").notNull(),
+    machineName: text("machine_name"),
+    machineDescription: text("machine_description"),
+    // Human users only; null for machines.
+    firstName: text("first_name"),
+    lastName: text("last_name"),
+    nickName: text("nick_name"),
+    displayName: text("display_name"),
+    preferredLanguage: text("preferred_language"),
+    gender: integer("gender"),
+    email: text("email"),
+    /** Lower-cased email, for case-insensitive filters. */
+    emailKey: text("email_key"),
+    emailVerified: boolean("email_verified"),
+    /** E.164. */
+    phone: text("phone"),
+    phoneVerified: boolean("phone_verified"),
+    /** argon2id of a set password, or an imported hash stored as given; never returned or logged. */
+    passwordHash: text("password_hash"),
+    passwordChangeRequired: boolean("password_change_required"),
+    /** Imported TOTP secret, sealed under the master key. */
+    otpSecretSealed: text("otp_secret_sealed"),
+    position: position(),
+  },
+  (table) => [
+    uniqueIndex("users_user_name_key").on(table.instanceId, table.userNameKey),
+    index("users_list").on(table.orgId, table.position),
+    index("users_email").on(table.instanceId, table.emailKey),
+  ],
+);
+
+/** Links of users to accounts at external identity providers; an external account belongs to one user. */
+export const userIdpLinks = pgTable(
+  "user_idp_links",
+  {
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    idpId: text("idp_id").notNull(),
+    externalUserId: text("external_user_id").notNull(),
+    displayName: text("display_name").notNull(),
+    position: position(),
+  },
+  (table) => [uniqueIndex("user_idp_links_external").on(table.idpId, table.externalUserId), index("user_idp_links_user").on(table.userId)],
+);
