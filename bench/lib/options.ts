@@ -105,7 +105,8 @@ export function parseOptions(argv: string[]): BenchOptions {
     mode,
     ...MODES[mode],
     // The scale run compares saturated rates: the paced runs (p99 target) stay with the plain runs.
-    ...(scale ? { half: { ...MODES[mode].half, scenarios: "none" as const } } : {}),
+    // Both databases' servers get the warm-up (quick leaves it out otherwise): a cold first run would favour the scaled side.
+    ...(scale ? { half: { ...MODES[mode].half, scenarios: "none" as const }, serverWarmUp: true } : {}),
     enforce: values.enforce,
     keep: values.keep,
     traceSql: values["trace-sql"],
