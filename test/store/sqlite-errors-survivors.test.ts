@@ -6,19 +6,17 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
 import { openSqlite } from "../../src/store/sqlite/db.js";
 import { toDomainError } from "../../src/store/sqlite/sqlite-errors.js";
-import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import type { Commit, Store } from "../../src/store/store.js";
 
-// How driver errors reach clients (src/store/db-errors.ts): a unique index that guards a business rule answers with
-// that rule's reason (the proto docs of each RPC), a broken reference with failed_precondition
-// `reference.not_found`, a busy database with unavailable `store.busy` (retry), and anything unexpected is passed on
-// unchanged (it becomes `internal`). The driver errors here are real ones, raised by SQLite on a migrated file.
+// How SQLite's driver errors reach clients (src/store/sqlite/sqlite-errors.ts; the rules in src/store/db-errors.ts): a
+// unique index that guards a business rule answers with that rule's reason (the proto docs of each RPC), a broken
+// reference with failed_precondition `reference.not_found`, a busy database with unavailable `store.busy` (retry), and
+// anything unexpected is passed on unchanged (it becomes `internal`). The driver errors here are real ones, raised by
+// SQLite on a migrated file. That each rule's index answers with its reason through a commit, on every engine, is in
+// store-contract.test.ts.
 
 let dir: string;
 let raw: Database.Database;
-let store: Store | undefined;
 const path = () => join(dir, "db.sqlite");
-const at = new Date("2026-01-01T00:00:00Z");
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "gatehouse-db-errors-"));
@@ -27,9 +25,7 @@ beforeEach(() => {
   raw.prepare("INSERT INTO organizations (id, instance_id, name, name_key, state) VALUES ('o1', 'i1', 'O', 'o', 'active')").run();
 });
 
-afterEach(async () => {
-  await store?.close();
-  store = undefined;
+afterEach(() => {
   raw.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -44,26 +40,7 @@ function driverError(statement: string, db = raw): unknown {
   throw new Error(`expected SQLite to refuse: ${statement}`);
 }
 
-const base = (writes: Commit["writes"]): Commit => ({ instanceId: "i1", actor: "tester", at, writes, events: [] });
-
 describe("unique indexes that guard a rule answer with the rule's reason", () => {
-  it("a second organization with a name of the instance (case-insensitively) is already_exists organization.already_exists", async () => {
-    store = createSqliteStore({ path: path(), synchronous: "NORMAL", busyTimeoutMs: 1000 });
-    const failed = store.commit(base([{ kind: "organization.insert", row: { id: "o2", instanceId: "i1", name: "o", nameKey: "o", state: "active" } }]));
-    await expect(failed).rejects.toBeInstanceOf(DomainError);
-    await expect(failed).rejects.toMatchObject({ kind: "already_exists", reason: "organization.already_exists", message: expect.stringMatching(/organization.*name/) });
-  });
-
-  it("a role key a project defines already is already_exists project.role.already_exists", async () => {
-    store = createSqliteStore({ path: path(), synchronous: "NORMAL", busyTimeoutMs: 1000 });
-    await store.commit(base([{ kind: "project.insert", row: { id: "p1", instanceId: "i1", orgId: "o1", name: "P", nameKey: "p", state: "active" } }]));
-    const role = { projectId: "p1", roleKey: "viewer", displayName: "Viewer" };
-    await store.commit(base([{ kind: "projectRole.insert", row: role }]));
-    const failed = store.commit(base([{ kind: "projectRole.insert", row: { ...role, displayName: "Other" } }]));
-    await expect(failed).rejects.toMatchObject({ kind: "already_exists", reason: "project.role.already_exists", message: expect.stringMatching(/role/) });
-    expect(await store.listProjectRoles("p1")).toEqual([role]);
-  });
-
   it("a second event of one aggregate at the same version is aborted store.concurrent_write: the caller retries", () => {
     const insert = "INSERT INTO events (instance_id, aggregate_type, aggregate_id, aggregate_version, type, payload, actor, resource_owner, created_at) VALUES ('i1', 'user', 'u1', 1, 'user.added', '{}', 'a', 'o1', 0)";
     raw.prepare(insert).run();
