@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { createPrincipalCache } from "../../src/access/principal-cache.js";
 import { DomainError } from "../../src/domain/errors.js";
 import type { StoredEvent } from "../../src/events/event.js";
 import type { Commit, RowWrite, Store } from "../../src/store/store.js";
@@ -154,5 +155,25 @@ describe.each(storeEngines())("two stores on one $name database", (engine) => {
     const seenHere = await store().accessVersion();
     await replica.commit(commitOf([{ kind: "user.setLocked", id: "u1", locked: false }]));
     expect(await store().accessVersion()).not.toBe(seenHere);
+  });
+
+  it("a principal cached on one replica is not used once another replica locked its user, revoked its token or changed its roles", async () => {
+    const token: RowWrite = { kind: "token.insert", row: { id: "t1", userId: "u1", secretHash: "h", expiresAt: null, createdAt: 0, issuerUserId: null } };
+    const member: RowWrite = { kind: "membership.insert", row: { id: "m1", userId: "u1", level: "org", scopeId: "o1", ownerOrgId: "o1", projectId: null, roles: ["ORG_OWNER"] } };
+    await store().commit(commitOf([...instance, machineUser("u1"), token, member]));
+    const replica = await another();
+    const principals = createPrincipalCache(replica);
+    // A call is one turn of the event loop; the next call starts in a later one.
+    const nextCall = () => new Promise((resolve) => setImmediate(resolve));
+    expect((await principals("t1")).user?.locked).toBe(false);
+    await store().commit(commitOf([{ kind: "user.setLocked", id: "u1", locked: true }]));
+    await nextCall();
+    expect((await principals("t1")).user?.locked).toBe(true);
+    await store().commit(commitOf([{ kind: "membership.delete", id: "m1" }]));
+    await nextCall();
+    expect((await principals("t1")).memberships).toEqual([]);
+    await store().commit(commitOf([{ kind: "token.delete", id: "t1" }]));
+    await nextCall();
+    expect((await principals("t1")).token).toBeUndefined();
   });
 });
