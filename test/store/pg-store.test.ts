@@ -157,6 +157,23 @@ describe("the server's errors", () => {
 });
 
 describe("the store's life", () => {
+  it("reads answer while the process's commits wait for the commit lock another replica holds", { timeout: 15_000 }, async () => {
+    const { url } = await database();
+    const store = await open(url);
+    const holder = await client(url);
+    // Another replica's commit in progress: it holds the commit lock.
+    await holder.query("BEGIN");
+    await holder.query("UPDATE commit_counters SET last_sequence = last_sequence WHERE id = 1");
+    const commits = Array.from({ length: 6 }, () => store.commit({ ...commitOf([]), events: [{ aggregateType: "instance", aggregateId: "i1", type: "instance.changed", payload: {}, resourceOwner: "i1" }] }));
+    // More commits than the store has connections: had they taken them all, these reads would wait for the lock too.
+    expect(await store.getMasterKeyProbe()).toBeUndefined();
+    expect(await store.accessVersion()).toBe("0");
+    expect(await store.countEvents({})).toBe(0);
+    await holder.query("ROLLBACK");
+    expect((await Promise.all(commits)).map(([event]) => event!.sequence).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+
   it("durable() resolves at once (PostgreSQL acknowledged every commit durable); close() may run twice", async () => {
     const { url } = await database();
     const store = await createPostgresStore({ url });

@@ -1,7 +1,6 @@
 import { eq, sql } from "drizzle-orm";
-import type pg from "pg";
 import { changesAccess, type Store } from "../store.js";
-import type { PostgresDb } from "./pg-db.js";
+import type { PostgresDb, PostgresPools } from "./pg-db.js";
 import { toDomainError } from "./pg-errors.js";
 import type { createPostgresEventLog } from "./pg-events.js";
 import { applyPostgresWrite } from "./pg-writes.js";
@@ -21,7 +20,8 @@ import { commitCounters, masterKeyProbe } from "./schema/index.js";
  *   so a ListEvents reader paging with `from_sequence` never skips an event that commits later with a lower number —
  *   which a sequence (nextval) taken per event would allow: numbers taken in one order, committed in another.
  * The price is one commit at a time for the whole database, as on SQLite; commits are short (every slow step —
- * hashing, sealing — happens before), and reads never wait for them (they run outside transactions, on the pool).
+ * hashing, sealing — happens before), and reads never wait for them: they run outside transactions on a pool of their
+ * own, while a process's commits queue for its small commit pool (pg-db.ts) rather than for the database's lock.
  *
  * The same statement bumps `access_version` when the commit `changesAccess`: every replica's principal cache reads it
  * (`accessVersion()`, one primary-key read) and drops its entries once it moved — a change on one replica is obeyed
@@ -31,15 +31,16 @@ import { commitCounters, masterKeyProbe } from "./schema/index.js";
  * the default, which Gatehouse expects), so whatever a commit returned is durable already.
  */
 export function createPostgresCommits(
-  pool: pg.Pool,
+  pools: PostgresPools,
   db: PostgresDb,
+  commitDb: PostgresDb,
   eventLog: ReturnType<typeof createPostgresEventLog>,
 ): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "close"> {
   let closing: Promise<void> | undefined;
   return {
     async commit(commit) {
       try {
-        return await db.transaction(async (tx) => {
+        return await commitDb.transaction(async (tx) => {
           const taken = commit.events.length;
           const [counters] = await tx
             .update(commitCounters)
@@ -63,11 +64,11 @@ export function createPostgresCommits(
       return String(row?.version);
     },
     async setMasterKeyProbe(sealed) {
-      await db.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing();
+      await commitDb.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing();
     },
     close() {
       // Once: a store may be closed twice (an error path and the stop), and pg refuses a second end().
-      closing ??= pool.end();
+      closing ??= Promise.all([pools.reads.end(), pools.commits.end()]).then(() => undefined);
       return closing;
     },
   };

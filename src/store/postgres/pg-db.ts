@@ -8,8 +8,16 @@ import * as schema from "./schema/index.js";
 export interface PostgresOptions {
   /** `postgres://user:password@host:port/database` (libpq's URL form; `?sslmode=…` and the like as pg reads them). */
   url: string;
-  /** Connections this process keeps at most (reads run on the pool beside the commits). Default 10. */
+  /** Connections this process keeps at most for reads. Default 10. */
   poolSize?: number;
+  /**
+   * Connections for commits. Commits are serialized across every replica (pg-commits.ts), so more than one or two per
+   * process would only hold connections waiting on the commit lock; the others wait here, in the process, and never
+   * keep a read from getting a connection. Default 2.
+   */
+  commitPoolSize?: number;
+  /** How long to wait for a connection to the server before failing (the server is down or unreachable). Default 10 s. */
+  connectTimeoutMs?: number;
 }
 
 export type PostgresDb = NodePgDatabase<typeof schema>;
@@ -23,19 +31,31 @@ const migrationsFolder = fileURLToPath(new URL("./migrations", import.meta.url))
  */
 const MIGRATION_LOCK: [number, number] = [0x47415445, 0x484f5553];
 
-/** Opens the pool and applies pending migrations (under the advisory lock); the pool is ended if that fails. */
-export async function openPostgres(options: PostgresOptions): Promise<{ pool: pg.Pool; db: PostgresDb }> {
-  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10 });
+/** The two pools of a store: reads, and commits. */
+export interface PostgresPools {
+  reads: pg.Pool;
+  commits: pg.Pool;
+}
+
+function createPool(url: string, max: number, connectTimeoutMs: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: connectTimeoutMs });
   // An idle connection that the server drops (a restart, a network cut) must not crash the process: the pool
   // discards it and the next query opens a new one.
   pool.on("error", () => {});
+  return pool;
+}
+
+/** Opens the pools and applies pending migrations (under the advisory lock); the pools are ended if that fails. */
+export async function openPostgres(options: PostgresOptions): Promise<{ pools: PostgresPools; db: PostgresDb; commitDb: PostgresDb }> {
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  const pools = { reads: createPool(options.url, options.poolSize ?? 10, connectTimeoutMs), commits: createPool(options.url, options.commitPoolSize ?? 2, connectTimeoutMs) };
   try {
-    await migrateUnderLock(pool);
+    await migrateUnderLock(pools.commits);
   } catch (error) {
-    await pool.end();
+    await Promise.all([pools.reads.end(), pools.commits.end()]);
     throw error;
   }
-  return { pool, db: drizzle({ client: pool, schema }) };
+  return { pools, db: drizzle({ client: pools.reads, schema }), commitDb: drizzle({ client: pools.commits, schema }) };
 }
 
 async function migrateUnderLock(pool: pg.Pool): Promise<void> {

@@ -80,9 +80,9 @@ const after = (table: PgTable & { position: PgColumn }, position: number | undef
  * pg-commits.ts. Opens the pool and migrates (under an advisory lock) before it resolves.
  */
 export async function createPostgresStore(options: PostgresOptions): Promise<Store> {
-  const { pool, db } = await openPostgres(options);
+  const { pools, db, commitDb } = await openPostgres(options);
   const eventLog = createPostgresEventLog(db);
-  const commits = createPostgresCommits(pool, db, eventLog);
+  const commits = createPostgresCommits(pools, db, commitDb, eventLog);
 
   const first = async <T>(query: PromiseLike<T[]>): Promise<T | undefined> => (await query)[0];
   const countOf = async (query: PromiseLike<{ n: number }[]>): Promise<number> => (await first(query))?.n ?? 0;
