@@ -5,6 +5,7 @@
  * See bench/README.md for what each scenario does and how the ratios are made.
  */
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
@@ -57,6 +58,36 @@ interface RunPlan {
   database?: Row["database"];
 }
 
+/**
+ * Waits until the server answers at once again: calls still running from the previous run (a generator's closed
+ * connections do not stop what the server already started, and a synchronous query of seconds holds the event loop)
+ * must not fall into the next run's window. Up to two minutes, then the run starts anyway (and says so).
+ */
+async function settle(server: BenchServer): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  let waited = false;
+  while (Date.now() < deadline) {
+    const started = Date.now();
+    // Any answer will do (the bare server has no /readyz): what counts is how soon it comes.
+    const ok = await fetch(`${server.url}/readyz`, { signal: AbortSignal.timeout(5_000) }).then(
+      async (response) => {
+        await response.arrayBuffer();
+        return true;
+      },
+      () => false,
+    );
+    if (ok && Date.now() - started < 50) {
+      if (waited) log(`${server.name} idle again after ${((Date.now() - settleStarted) / 1000).toFixed(1)} s`);
+      return;
+    }
+    if (!waited) settleStarted = started;
+    waited = true;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  log(`${server.name} still busy after 120 s: the run starts anyway`);
+}
+let settleStarted = 0;
+
 /** One load run of `scenario` on `protocol` against `server`: warm-up, then the measured window. */
 async function measure(server: BenchServer, scenario: Scenario, protocol: Protocol, world: World | undefined, token: string, plan: RunPlan, keep = true): Promise<Row> {
   const generator = generatorOf(protocol);
@@ -67,6 +98,7 @@ async function measure(server: BenchServer, scenario: Scenario, protocol: Protoc
     if (Date.now() - started > 1000) log(`prepared ${count} requests of ${scenario.id} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return requests;
   };
+  await settle(server);
   let measurement: Measurement;
   let rssPerRun = false;
   if (generator === "wrk") {
@@ -131,6 +163,21 @@ const servers: BenchServer[] = [];
 let scaleInfo: ScaleInfo | undefined;
 
 /**
+ * The code a Gatehouse start runs: the commit and a digest of the uncommitted changes (the tree is shared and others
+ * commit while a bench runs). Two starts with different states measured different code: the report says so.
+ */
+function codeState(): string {
+  try {
+    const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: REPO, encoding: "utf8" }).trim();
+    const changes = execFileSync("git", ["diff", "HEAD", "--", "src", "gen", "package.json"], { cwd: REPO, encoding: "utf8", maxBuffer: 256 * 2 ** 20 });
+    return `${head.slice(0, 12)}${changes ? `+${createHash("sha256").update(changes).digest("hex").slice(0, 8)}` : ""}`;
+  } catch {
+    return "unknown";
+  }
+}
+const codeStates: string[] = [];
+
+/**
  * A fresh server's first calls run cold code (JIT, lazy modules, first connections). Before anything is
  * measured, each server gets Health/Check (and Gatehouse also GetProject) on every protocol, unrecorded.
  */
@@ -156,6 +203,7 @@ async function runGatehouse(dataDir: string, database: Row["database"]): Promise
     options.traceSql ? join(workDir, "sql-trace.json") : undefined,
   );
   servers.push(gatehouse);
+  codeStates.push(codeState());
   log(`gatehouse started${database ? ` on the ${database} database` : ""}`);
   const world = await createWorld(gatehouse.url, gatehouse.token);
   await warmUp(gatehouse, gatehouse.token, world);
@@ -222,13 +270,12 @@ try {
     log(`argon2id loop: ${measurement.rps.toFixed(1)} hashes/s`);
   }
 
-  // 3. Gatehouse on a fresh data dir; what the scenarios need is made through its API.
-  await runGatehouse(join(workDir, "data"), options.scale ? "empty" : undefined);
-
-  // 4. `--scale`: the same scenarios on a data dir seeded before the server starts (or copied from the cache).
+  // 3. `--scale`: the seeded data dir is made first (seeded, or copied from the cache), so that the two servers start
+  // minutes apart, not a seed apart: the tree is shared, and code committed meanwhile would be measured on one side only.
+  let scaleDir: string | undefined;
   if (options.scale) {
-    const dataDir = join(workDir, "data-scale");
-    const prepared = await prepareScaleDataDir(dataDir, options.scale.users, {
+    scaleDir = join(workDir, "data-scale");
+    const prepared = await prepareScaleDataDir(scaleDir, options.scale.users, {
       useCache: !options.scale.reseed,
       log,
       // A first start bootstraps it (instance, admin, admin.pat) like any new data dir; the seed follows.
@@ -249,8 +296,12 @@ try {
       databaseMb: summary.databaseMb,
       seederPeakRssMb: summary.seederPeakRssMb,
     };
-    await runGatehouse(dataDir, "scaled");
   }
+
+  // 4. Gatehouse on a fresh data dir; what the scenarios need is made through its API. Then, with `--scale`, the
+  // same on the seeded one.
+  await runGatehouse(join(workDir, "data"), options.scale ? "empty" : undefined);
+  if (scaleDir) await runGatehouse(scaleDir, "scaled");
 } finally {
   for (const server of servers) await server.stop();
   if (!options.keep) rmSync(workDir, { recursive: true, force: true });
@@ -260,6 +311,8 @@ try {
 addRatios(rows);
 const targets = evaluateTargets(rows);
 process.stdout.write(`${formatReport(rows, targets, options, cores, scaleInfo)}\n`);
+const codeChanged = new Set(codeStates).size > 1;
+if (codeChanged) process.stdout.write(`\nTHE CODE CHANGED between the Gatehouse starts of this run (${codeStates.join(" → ")}): its two sides measured different code\n`);
 
 const resultsDir = join(REPO, "bench", "results");
 mkdirSync(resultsDir, { recursive: true });
@@ -280,6 +333,7 @@ writeFileSync(
       machine: { cores, cpu: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg() },
       options,
       ...(scaleInfo ? { scale: scaleInfo } : {}),
+      codeStates,
       rows,
       targets,
     },
