@@ -40,7 +40,8 @@ function plan(sql: string): string[] {
       depth.set(step.id, level);
       // What reads more rows as the table grows: a scan, or a range with no equality and no LIMIT to stop it
       // (a count over `sequence >= ?`); a sort in a temporary B-tree costs as many rows as the search found.
-      const scan = /^SCAN /.test(step.detail) && !/USING (INTEGER PRIMARY KEY|(COVERING )?INDEX \S+) \(/.test(step.detail);
+      // (A scan of a statement without WHERE that takes a LIMIT stops there: `SELECT 1 FROM sqlite_master LIMIT 1`.)
+      const scan = /^SCAN /.test(step.detail) && !/USING (INTEGER PRIMARY KEY|(COVERING )?INDEX \S+) \(/.test(step.detail) && !(/\blimit\b/i.test(sql) && !/\bwhere\b/i.test(sql));
       const openRange = /^SEARCH /.test(step.detail) && /[<>]/.test(step.detail) && !/=\?/.test(step.detail.replace(/[<>]=\?/g, "")) && !/\blimit\b/i.test(sql);
       const mark = scan ? "   << reads the whole table" : openRange ? "   << reads every row of the range" : /TEMP B-TREE/.test(step.detail) ? "   << sorts what it found" : "";
       return `${"  ".repeat(level)}${step.detail}${mark}`;
