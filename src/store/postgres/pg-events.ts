@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gt, gte, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, gt, gte, max, min, or, sql, type SQL } from "drizzle-orm";
 import type { NewEvent, StoredEvent } from "../../events/event.js";
 import { toStoredEvent } from "../event-rows.js";
 import type { AggregateSpan, EventFilter } from "../store.js";
@@ -72,13 +72,27 @@ export function createPostgresEventLog(db: PostgresDb) {
       return row?.n ?? 0;
     },
 
+    /**
+     * One statement, so one snapshot: read apart, a commit between the two reads could make "first" (the newest
+     * creation) newer than "last".
+     */
     async span(type: string, id: string, createdBy?: string): Promise<AggregateSpan | undefined> {
-      const edge = (where: SQL | undefined, order: typeof asc | typeof desc) => db.select().from(events).where(where).orderBy(order(events.aggregateVersion)).limit(1);
-      const [[first], [last]] = await Promise.all([
-        createdBy === undefined ? edge(ofAggregate(type, id), asc) : edge(and(ofAggregate(type, id), eq(events.type, createdBy)), desc),
-        edge(ofAggregate(type, id), desc),
-      ]);
-      return first && last ? { first: toStoredEvent(first), last: toStoredEvent(last) } : undefined;
+      const scope = ofAggregate(type, id);
+      const edge =
+        createdBy === undefined
+          ? db.select({ version: min(events.aggregateVersion) }).from(events).where(scope)
+          : db.select({ version: max(events.aggregateVersion) }).from(events).where(and(scope, eq(events.type, createdBy)));
+      const newest = db.select({ version: max(events.aggregateVersion) }).from(events).where(scope);
+      const rows = await db
+        .select()
+        .from(events)
+        .where(and(scope, or(sql`${events.aggregateVersion} = (${edge})`, sql`${events.aggregateVersion} = (${newest})`)))
+        .orderBy(asc(events.aggregateVersion));
+      const [first] = rows;
+      const last = rows.at(-1);
+      // No creation event: the newest event alone came back, and it is no creation.
+      if (!first || !last || (createdBy !== undefined && first.type !== createdBy)) return undefined;
+      return { first: toStoredEvent(first), last: toStoredEvent(last) };
     },
   };
 }
