@@ -169,7 +169,7 @@ describe("group commit (synchronous FULL)", () => {
     expect(barrier.done).toBe(true);
   });
 
-  it("syncs the log for a commit another connection made (recover-admin beside the server) before answering", async () => {
+  it("syncs the log for a commit another connection made (recover-admin beside the server) before answering a call that read it", async () => {
     const held = heldSyncs();
     const s = openStore("FULL", { syncLog: held.syncLog });
     const write = s.commit(setUp);
@@ -182,6 +182,9 @@ describe("group commit (synchronous FULL)", () => {
     } finally {
       other.close();
     }
+    // A call that starts after that commit runs in a later turn of the event loop; its read shows the commit.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await s.findOrganizationById("o1"))?.name).toBe("renamed elsewhere");
     const barrier = settled(s.durable());
     await held.asked(2);
     await new Promise((resolve) => setImmediate(resolve));
@@ -189,6 +192,26 @@ describe("group commit (synchronous FULL)", () => {
     held.syncs[1]!.release();
     await s.durable();
     expect(barrier.done).toBe(true);
+  });
+
+  it("a read right after this store's own commit, in the same turn of the event loop, shows it (the commit ends the read snapshot)", async () => {
+    const s = openStore("FULL");
+    await s.commit(setUp);
+    expect(await s.findUserById("r1")).toBeUndefined();
+    const write = s.commit(addUser("r1"));
+    // Committed for everyone at once, not at the end of the turn: another connection sees it before any await.
+    const other = new Database(path(), { readonly: true });
+    try {
+      expect(other.prepare("SELECT user_name FROM users WHERE id = 'r1'").pluck().get()).toBe("r1");
+    } finally {
+      other.close();
+    }
+    expect((await s.findUserById("r1"))?.userName).toBe("r1");
+    await write;
+    // And the store writes again after reads of the same turn (no write runs inside a read snapshot).
+    expect(await s.findUserById("r2")).toBeUndefined();
+    await s.commit(addUser("r2"));
+    expect((await s.findUserById("r2"))?.userName).toBe("r2");
   });
 
   it("rolls back a failing write alone: it gets its own error, the writes around it are kept", async () => {

@@ -3,6 +3,7 @@ import type { StoredEvent } from "../../events/event.js";
 import { toDomainError } from "./sqlite-errors.js";
 import { type GatehouseDb, openLogSync, type SqliteOptions, syncsLog } from "./db.js";
 import { createGroupSync } from "./group-commit.js";
+import { createReadWindows } from "./read-window.js";
 import { masterKeyProbe } from "./schema/index.js";
 import type { createSqliteEventLog } from "./sqlite-events.js";
 import { createSqliteWrites } from "./sqlite-writes.js";
@@ -18,7 +19,7 @@ export function createSqliteCommits(
   db: GatehouseDb,
   eventLog: ReturnType<typeof createSqliteEventLog>,
   options: SqliteOptions,
-): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "close"> {
+): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "close"> & { enterReads(): void } {
   const log = syncsLog(options.synchronous) ? openLogSync(sqlite) : undefined;
   const applyWrite = createSqliteWrites(db);
   const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
@@ -32,25 +33,19 @@ export function createSqliteCommits(
     log &&
     createGroupSync(() => (options.syncLog ? options.syncLog(log.sync) : log.sync()), { onSync: options.onSync, onFailure: options.onSyncFailure });
   // This process's commits are counted here; a commit by another connection (`gatehouse recover-admin` works beside a
-  // running server) changes SQLite's data_version, which is read with it, so it drops cached principals as well.
+  // running server) is seen when a read window opens (read-window.ts), which counts it too, so it drops cached
+  // principals as well; and since it is visible here before that process synced it, the next barrier syncs the log for
+  // it (one sync flushes the whole file).
   let accessVersion = 0;
-  const dataVersion = sqlite.prepare("PRAGMA data_version").pluck();
-  // Commits by another connection (recover-admin beside the server) are visible here before that process synced
-  // them: the barrier syncs the log for them too (one sync flushes the whole file), once per change it sees.
-  let dataVersionSynced = dataVersion.get();
-  const noteOtherCommits = () => {
-    const now = dataVersion.get();
-    if (now !== dataVersionSynced) {
-      dataVersionSynced = now;
-      groupSync?.noteCommit();
-    }
-  };
+  const windows = createReadWindows(sqlite, () => groupSync?.noteCommit());
   // The migrations just applied were written without a sync: the first barrier makes them durable.
   groupSync?.noteCommit();
 
   return {
     async commit(commit) {
       groupSync?.refuseIfFailed();
+      // A write cannot run inside the open read snapshot (it would become a nested savepoint on a stale snapshot).
+      windows.close();
       let stored: StoredEvent[];
       try {
         stored = commitTransaction.immediate(commit);
@@ -64,15 +59,18 @@ export function createSqliteCommits(
       return stored;
     },
     async durable() {
-      noteOtherCommits();
       await groupSync?.durable();
     },
-    // In-process: this process's count and SQLite's data_version, no query of the database (a resolved promise).
+    // In-process: this process's count and the other connections' commits seen by the read window the principal is
+    // read in (opened here if none is), no query per call (a resolved promise).
     async accessVersion() {
-      return `${accessVersion}.${String(dataVersion.get())}`;
+      windows.enter();
+      return `${accessVersion}.${String(windows.otherCommitsSeen())}`;
     },
+    enterReads: windows.enter,
     async setMasterKeyProbe(sealed) {
       groupSync?.refuseIfFailed();
+      windows.close();
       db.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing().run();
       groupSync?.noteCommit();
       await groupSync?.durable();
@@ -81,6 +79,7 @@ export function createSqliteCommits(
       // A sync in flight finishes first; after a failed sync the database is left as it is on disk (no closing
       // checkpoint from the page cache): the process stops and the next start recovers the log.
       await groupSync?.idle();
+      windows.close();
       if (groupSync?.failed()) return;
       sqlite.close();
       log?.close();

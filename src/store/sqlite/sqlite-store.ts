@@ -19,6 +19,7 @@ import {
   users,
 } from "./schema/index.js";
 import { createSqliteCommits } from "./sqlite-commits.js";
+import { insideReadWindows } from "./read-window.js";
 import { createSqliteEventLog } from "./sqlite-events.js";
 import { type ApplicationFilter, type ProjectFilter, type Store } from "../store.js";
 
@@ -86,8 +87,9 @@ export function createSqliteStore(options: SqliteOptions): Store {
     .limit(sql.placeholder("limit"))
     .prepare();
 
-  return {
-    ...commits,
+  const { enterReads, ...writeSide } = commits;
+  // Every read runs in the read window of its turn of the event loop (read-window.ts): one snapshot, one set of locks.
+  const reads: Omit<Store, keyof typeof writeSide> = {
     async getInstance() {
       return db.select().from(instances).limit(1).get();
     },
@@ -333,4 +335,5 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return eventLog.span(aggregateType, aggregateId, createdBy);
     },
   };
+  return { ...writeSide, ...insideReadWindows(reads, { enter: enterReads }) };
 }
