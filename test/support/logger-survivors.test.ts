@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { accessLogOf, createLogger } from "../../src/support/logger.js";
+import { accessLogOf, createLogger, isoTimeField } from "../../src/support/logger.js";
 
 // Logs (src/support/logger.ts) are JSON lines that name the service, and fields that can carry secrets —
 // authorization, password, token, secret, at the top or one level down — are written as "[redacted]", never as
@@ -45,5 +45,22 @@ describe("log lines", () => {
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatchObject({ service: "gatehouse", requestId: "r-2", msg: "rpc" });
     expect(lines[1]).toMatchObject({ password: "[redacted]", msg: "other" });
+  });
+});
+
+describe("the time of a line", () => {
+  it("is the ISO 8601 UTC date with milliseconds, as Date.toISOString writes it, across seconds, days and years", () => {
+    const instants = [0, 5, 59, 999, 1000, 1001, Date.UTC(2026, 10, 26, 3, 59, 59, 999), Date.UTC(2026, 10, 26, 4, 0, 0, 7), Date.UTC(2026, 11, 31, 23, 59, 59, 990), Date.UTC(2027, 0, 1, 0, 0, 0, 10)];
+    for (const now of [...instants, ...instants.reverse()]) expect(isoTimeField(now), String(now)).toBe(`,"time":"${new Date(now).toISOString()}"`);
+  });
+
+  it("is written on every line as that field", () => {
+    const { logger, lines } = capture();
+    const before = Date.now();
+    logger.info("started");
+    const time = Date.parse(String(lines[0]!.time));
+    expect(time).toBeGreaterThanOrEqual(before);
+    expect(time).toBeLessThanOrEqual(Date.now());
+    expect(String(lines[0]!.time)).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
 });
