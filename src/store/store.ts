@@ -1,3 +1,4 @@
+import { DomainError } from "../domain/errors.js";
 import type { NewEvent, StoredEvent } from "../events/event.js";
 import type {
   ApplicationRow,
@@ -118,6 +119,16 @@ export type RowWrite =
    */
   | { kind: "identityProvider.delete"; id: string };
 
+/**
+ * Optimistic concurrency: the sequence of the aggregate's last event that the caller last read (its details.sequence).
+ * Checked inside the commit's transaction, before any write, serialized with every other commit.
+ */
+export interface Expectation {
+  aggregateType: string;
+  aggregateId: string;
+  sequence: number;
+}
+
 /** Everything one intent writes: applied atomically, or not at all. */
 export interface Commit {
   instanceId: string;
@@ -125,6 +136,26 @@ export interface Commit {
   at: Date;
   writes: RowWrite[];
   events: NewEvent[];
+  /** When set, the commit fails with `concurrentModification` (and writes nothing) unless the aggregate's last event is still at `sequence`. */
+  expect?: Expectation | undefined;
+}
+
+/**
+ * A stale expectation: aborted, reason `concurrent_modification`, metadata `current_sequence` = the sequence of the
+ * aggregate's last event now ("0" when it has none). A removed aggregate keeps its events, so its removal's sequence.
+ */
+export function concurrentModification(expectation: Expectation, current: number): DomainError {
+  return new DomainError(
+    "aborted",
+    "concurrent_modification",
+    `the ${expectation.aggregateType} changed since sequence ${expectation.sequence} was read (it is at ${current} now); read it again`,
+    { current_sequence: String(current) },
+  );
+}
+
+/** Throws `concurrentModification` unless the aggregate's last event (`current`, 0: none) is the expected one. */
+export function checkExpectation(expectation: Expectation, current: number): void {
+  if (expectation.sequence !== current) throw concurrentModification(expectation, current);
 }
 
 /** Writes that add a row no principal was built from yet: a new user, organization or token changes no cached one. */

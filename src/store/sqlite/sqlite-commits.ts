@@ -7,7 +7,7 @@ import { createReadWindows } from "./read-window.js";
 import { masterKeyProbe } from "./schema/index.js";
 import type { createSqliteEventLog } from "./sqlite-events.js";
 import { createSqliteWrites } from "./sqlite-writes.js";
-import { changesAccess, type Commit, type Store } from "../store.js";
+import { changesAccess, checkExpectation, type Commit, type Store } from "../store.js";
 
 /**
  * The write side of the SQLite store: commits (one short synchronous transaction each, BEGIN IMMEDIATE … COMMIT,
@@ -23,6 +23,8 @@ export function createSqliteCommits(
   const log = syncsLog(options.synchronous) ? openLogSync(sqlite) : undefined;
   const applyWrite = createSqliteWrites(db);
   const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
+    // Before any write, in the transaction (BEGIN IMMEDIATE: no other writer between this read and the commit).
+    if (commit.expect) checkExpectation(commit.expect, eventLog.span(commit.expect.aggregateType, commit.expect.aggregateId)?.last.sequence ?? 0);
     for (const write of commit.writes) applyWrite(write);
     const context = { instanceId: commit.instanceId, actor: commit.actor, at: commit.at };
     return commit.events.map((event) => eventLog.append(event, context));
