@@ -1,10 +1,21 @@
-import { eq, sql } from "drizzle-orm";
-import { changesAccess, type Store } from "../store.js";
+import { and, desc, eq, sql } from "drizzle-orm";
+import { changesAccess, checkExpectation, type Expectation, type Store } from "../store.js";
 import type { PostgresDb, PostgresPools } from "./pg-db.js";
 import { toDomainError } from "./pg-errors.js";
 import type { createPostgresEventLog } from "./pg-events.js";
 import { applyPostgresWrite } from "./pg-writes.js";
-import { commitCounters, masterKeyProbe } from "./schema/index.js";
+import { commitCounters, events, masterKeyProbe } from "./schema/index.js";
+
+/** The sequence of the aggregate's last event (0: it has none), read in the commit's transaction. */
+async function lastSequenceOf(tx: Pick<PostgresDb, "select">, expectation: Expectation): Promise<number> {
+  const [last] = await tx
+    .select({ sequence: events.sequence })
+    .from(events)
+    .where(and(eq(events.aggregateType, expectation.aggregateType), eq(events.aggregateId, expectation.aggregateId)))
+    .orderBy(desc(events.aggregateVersion))
+    .limit(1);
+  return last?.sequence ?? 0;
+}
 
 /**
  * The write side of the PostgreSQL store.
@@ -51,6 +62,8 @@ export function createPostgresCommits(
             .where(eq(commitCounters.id, 1))
             .returning({ lastSequence: commitCounters.lastSequence });
           if (!counters) throw new Error("commit_counters has no row: the database was not migrated by Gatehouse");
+          // After the lock, before any write: serialized with every other commit, like the conditions of the writes.
+          if (commit.expect) checkExpectation(commit.expect, await lastSequenceOf(tx, commit.expect));
           for (const write of commit.writes) await applyPostgresWrite(tx, write);
           return eventLog.append(tx, commit.events, counters.lastSequence - taken + 1, { instanceId: commit.instanceId, actor: commit.actor, at: commit.at });
         });
