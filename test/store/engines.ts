@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, inject } from "vitest";
+import { afterEach, beforeEach } from "vitest";
 import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { createTestDatabase } from "../support/postgres.js";
+import { testCluster } from "../support/postgres-cluster.js";
 
 /**
  * The storage engines the contract suite runs on, each giving a fresh, empty, migrated database per test: SQLite a
@@ -32,7 +33,7 @@ const sqliteEngine: StoreEngine = {
 const postgresEngine: StoreEngine = {
   name: "postgres",
   async create() {
-    const database = await createTestDatabase(inject("postgresUrl"));
+    const database = await createTestDatabase(testCluster());
     return { open: () => createPostgresStore({ url: database.url, poolSize: 4 }), dispose: database.drop };
   },
 };

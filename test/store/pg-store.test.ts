@@ -1,11 +1,12 @@
 import { readFileSync } from "node:fs";
 import pg from "pg";
-import { afterEach, describe, expect, inject, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
 import { toDomainError } from "../../src/store/postgres/pg-errors.js";
 import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
 import type { Store } from "../../src/store/store.js";
 import { createTestDatabase } from "../support/postgres.js";
+import { testCluster } from "../support/postgres-cluster.js";
 import { commitOf } from "./fixtures.js";
 
 // What only the PostgreSQL engine has (src/store/postgres): migrations applied once under an advisory lock, however
@@ -21,7 +22,7 @@ afterEach(async () => {
 });
 
 async function database() {
-  const created = await createTestDatabase(inject("postgresUrl"));
+  const created = await createTestDatabase(testCluster());
   cleanups.push(created.drop);
   return created;
 }

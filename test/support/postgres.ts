@@ -1,27 +1,41 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, chownSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import pg from "pg";
+import { eventually } from "./eventually.js";
 
 /**
  * A REAL PostgreSQL 15 for the tests: Debian's server binaries (`apt-get install -y postgresql` where they are
  * missing), a new cluster in a temporary directory owned by the `postgres` user (the tests run as root, which
  * PostgreSQL refuses to run as), listening on a free port of 127.0.0.1 and on a unix socket in that directory, with
- * fsync on as in production. Started once per vitest run (test/support/postgres-global-setup.ts), stopped and
- * removed at the end. Never a mock: the store's contract is proven against the server it runs on.
+ * fsync on as in production. Launched once per vitest run (test/support/postgres-global-setup.ts) in the background —
+ * a run whose tests need no PostgreSQL neither waits for it nor fails without it — and stopped and removed at the end.
+ * Never a mock: the store's contract is proven against the server it runs on.
  */
 
 const BIN = process.env["GATEHOUSE_PG_BIN"] ?? "/usr/lib/postgresql/15/bin";
 const SERVER_USER = "postgres";
+const run = promisify(execFile);
 
-export interface PostgresCluster {
+/** Where tests find the run's cluster: its superuser URL, and the file that says whether it started. */
+export interface ClusterAddress {
   /** `postgres://postgres@127.0.0.1:PORT/postgres`: the superuser on the maintenance database. */
   url: string;
-  /** Stops the server (fast: open sessions are ended) and removes its directory; may be called twice. */
-  stop(): void;
+  /** "ready" once the server accepts connections, or "failed" and why on the next line. */
+  statusFile: string;
+}
+
+export interface PostgresCluster extends ClusterAddress {
+  /** Settles when the start has finished, well or not (the status file then says which). */
+  started: Promise<void>;
+  /** Waits for the start to finish, stops the server (fast: open sessions are ended) and removes its directory. */
+  stop(): Promise<void>;
+  /** The same, synchronously, for a process that is exiting; may follow `stop`. */
+  stopNow(): void;
 }
 
 function freePort(): Promise<number> {
@@ -35,42 +49,43 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Runs a server binary as the postgres user (runuser when we are root, as the tests are here). */
-function runAsServerUser(binary: string, args: string[]): string {
+/** A server binary and its arguments, run as the postgres user (through runuser when we are root, as here). */
+function asServerUser(binary: string, args: string[]): [string, string[]] {
   const command = join(BIN, binary);
-  const asRoot = process.getuid?.() === 0;
-  return execFileSync(asRoot ? "runuser" : command, asRoot ? ["-u", SERVER_USER, "--", command, ...args] : args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  return process.getuid?.() === 0 ? ["runuser", ["-u", SERVER_USER, "--", command, ...args]] : [command, args];
 }
 
-export async function startPostgresCluster(): Promise<PostgresCluster> {
-  if (!existsSync(join(BIN, "pg_ctl"))) {
-    throw new Error(`PostgreSQL 15's server binaries are not in ${BIN}: install them with \`apt-get install -y postgresql\` (or set GATEHOUSE_PG_BIN)`);
-  }
+/** Picks a directory and a port at once and starts the cluster in the background (see `started`). */
+export async function launchPostgresCluster(): Promise<PostgresCluster> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-pg-"));
   const data = join(dir, "data");
-  const ids = process.getuid?.() === 0 ? execFileSync("id", ["-u", SERVER_USER], { encoding: "utf8" }).trim() : undefined;
-  if (ids !== undefined) {
-    const uid = Number(ids);
-    const gid = Number(execFileSync("id", ["-g", SERVER_USER], { encoding: "utf8" }).trim());
-    chownSync(dir, uid, gid);
-  }
-  chmodSync(dir, 0o700);
-  let started = false;
-  const stop = () => {
-    if (started) {
-      started = false;
+  const statusFile = join(dir, "status");
+  const port = await freePort();
+  let running = false;
+  let removed = false;
+  const stopNow = () => {
+    if (running) {
+      running = false;
       try {
-        runAsServerUser("pg_ctl", ["stop", "-D", data, "-m", "fast", "-w"]);
+        execFileSync(...asServerUser("pg_ctl", ["stop", "-D", data, "-m", "fast", "-w"]), { stdio: "ignore" });
       } catch {
         // Already gone: nothing to stop.
       }
     }
-    rmSync(dir, { recursive: true, force: true });
+    if (!removed) rmSync(dir, { recursive: true, force: true });
+    removed = true;
   };
-  try {
-    // initdb's own files need no sync (a crash during setup just fails the run); the server runs with fsync on.
-    runAsServerUser("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.utf8", "--no-sync"]);
-    const port = await freePort();
+  const start = async () => {
+    if (!existsSync(join(BIN, "pg_ctl"))) {
+      throw new Error(`PostgreSQL 15's server binaries are not in ${BIN}: install them with \`apt-get install -y postgresql\` (or set GATEHOUSE_PG_BIN)`);
+    }
+    if (process.getuid?.() === 0) {
+      const [uid, gid] = ["-u", "-g"].map((flag) => Number(execFileSync("id", [flag, SERVER_USER], { encoding: "utf8" }).trim()));
+      chownSync(dir, uid!, gid!);
+    }
+    chmodSync(dir, 0o700);
+    // initdb's own files need no sync (a crash during setup only fails the run); the server runs with fsync on.
+    await run(...asServerUser("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.utf8", "--no-sync"]));
     const options = [
       "-c listen_addresses=127.0.0.1",
       `-c port=${port}`,
@@ -79,13 +94,33 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
       "-c synchronous_commit=on",
       "-c max_connections=300",
     ].join(" ");
-    started = true;
-    runAsServerUser("pg_ctl", ["start", "-D", data, "-w", "-t", "60", "-l", join(dir, "server.log"), "-o", options]);
-    return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, stop };
-  } catch (error) {
-    stop();
-    throw error;
-  }
+    running = true;
+    await run(...asServerUser("pg_ctl", ["start", "-D", data, "-w", "-t", "120", "-l", join(dir, "server.log"), "-o", options]));
+  };
+  const started = start().then(
+    () => writeFileSync(statusFile, "ready"),
+    (error: unknown) => writeFileSync(statusFile, `failed\n${(error as Error).message ?? String(error)}`),
+  );
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    statusFile,
+    started,
+    stopNow,
+    async stop() {
+      await started;
+      stopNow();
+    },
+  };
+}
+
+/** Waits until the run's cluster accepts connections; fails with the reason when it could not start. */
+export async function clusterReady(cluster: ClusterAddress): Promise<void> {
+  const status = await eventually(() => (existsSync(cluster.statusFile) ? readFileSync(cluster.statusFile, "utf8") : undefined), {
+    what: "the test PostgreSQL cluster to start",
+    timeoutMs: 180_000,
+    intervalMs: 50,
+  });
+  if (status !== "ready") throw new Error(`the test PostgreSQL cluster did not start: ${status.replace(/^failed\n/, "")}`);
 }
 
 /** A URL like `url` naming another database. */
@@ -96,29 +131,21 @@ export function withDatabase(url: string, database: string): string {
 }
 
 /**
- * A new, empty database on the cluster (`CREATE DATABASE`), for one test: its URL, and `drop()` that removes it
- * (ending any session still on it).
+ * A new, empty database on the run's cluster (`CREATE DATABASE`), for one test: its URL, and `drop()` that removes
+ * it (ending any session still on it).
  */
-export async function createTestDatabase(clusterUrl: string): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+export async function createTestDatabase(cluster: ClusterAddress): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
+  await clusterReady(cluster);
   const name = `gatehouse_test_${randomBytes(6).toString("hex")}`;
-  const admin = new pg.Client({ connectionString: clusterUrl });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end();
-  }
-  return {
-    url: withDatabase(clusterUrl, name),
-    name,
-    drop: async () => {
-      const client = new pg.Client({ connectionString: clusterUrl });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
-    },
+  const admin = async (statement: string) => {
+    const client = new pg.Client({ connectionString: cluster.url });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
   };
+  await admin(`CREATE DATABASE "${name}"`);
+  return { url: withDatabase(cluster.url, name), name, drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
