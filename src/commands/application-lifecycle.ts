@@ -7,10 +7,10 @@ import { EventType } from "../events/types.js";
 import type { ApplicationRow } from "../store/rows.js";
 import type { RowWrite } from "../store/store.js";
 import { randomSecret, sha256Hex } from "../support/crypto.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import { spanOf } from "../queries/details.js";
 
-interface AppIds {
+interface AppIds extends Expected {
   projectId: string;
   appId: string;
 }
@@ -33,12 +33,13 @@ async function selectApplication(deps: Deps, caller: Caller, ids: AppIds) {
 async function commitAppChange(
   deps: Deps,
   caller: Caller,
-  target: { organizationId: string; app: ApplicationRow },
+  target: { organizationId: string; app: ApplicationRow; request: Expected },
   change: { write: RowWrite; type: string; payload: Record<string, unknown>; recheck?: (now: ApplicationRow) => void },
 ) {
   const span = await spanOf(deps.store, "application", target.app.id);
   try {
     const events = await commitAs(deps, caller, {
+      expect: expectationOf("application", target.app.id, target.request),
       writes: [change.write],
       events: [{ aggregateType: "application", aggregateId: target.app.id, type: change.type, payload: change.payload, resourceOwner: target.organizationId }],
     });
@@ -59,7 +60,7 @@ async function commitAppChange(
 export async function changeApplicationState(deps: Deps, caller: Caller, ids: AppIds, change: "deactivate" | "reactivate") {
   const { organization, app } = await selectApplication(deps, caller, ids);
   const state = nextApplicationState(app.state, change);
-  return commitAppChange(deps, caller, { organizationId: organization.id, app }, {
+  return commitAppChange(deps, caller, { organizationId: organization.id, app, request: ids }, {
     write: { kind: "application.setState", id: app.id, state },
     type: stateEvents[change],
     payload: {},
@@ -70,7 +71,7 @@ export async function changeApplicationState(deps: Deps, caller: Caller, ids: Ap
 /** Removes an application; nothing else refers to one, and its name is free again in the project. */
 export async function removeApplication(deps: Deps, caller: Caller, ids: AppIds) {
   const { organization, app } = await selectApplication(deps, caller, ids);
-  return commitAppChange(deps, caller, { organizationId: organization.id, app }, {
+  return commitAppChange(deps, caller, { organizationId: organization.id, app, request: ids }, {
     write: { kind: "application.delete", id: app.id },
     type: EventType.applicationRemoved,
     // What identifies it in the audit trail; never the secret hash.
@@ -86,7 +87,7 @@ export async function regenerateClientSecret(deps: Deps, caller: Caller, ids: Ap
   const { organization, app } = await selectApplication(deps, caller, ids);
   requireSecretBased(app.settings);
   const clientSecret = randomSecret(32);
-  const { details } = await commitAppChange(deps, caller, { organizationId: organization.id, app }, {
+  const { details } = await commitAppChange(deps, caller, { organizationId: organization.id, app, request: ids }, {
     write: { kind: "application.replaceSecretHash", id: app.id, previousHash: app.clientSecretHash, hash: sha256Hex(clientSecret) },
     type: EventType.applicationClientSecretRegenerated,
     payload: { clientId: app.clientId },

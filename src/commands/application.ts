@@ -7,10 +7,10 @@ import { parseSamlEntityId } from "../domain/saml-metadata.js";
 import { checkHttpsUrl, checkRedirectUris } from "../domain/urls.js";
 import { detailsOfChange, detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
-import { readDetails, spanOf } from "../queries/details.js";
+import { spanOf } from "../queries/details.js";
 import type { ApplicationSettings } from "../store/rows.js";
 import { randomSecret, sha256Hex } from "../support/crypto.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, detailsOfNoChange, type Expected, expectationOf } from "./commit-as.js";
 
 interface NewApplication {
   projectId: string;
@@ -127,15 +127,17 @@ export async function createSamlApplication(
  * SPEC 4.5: changes only the name; OIDC, API and SAML settings are not touched. Renaming to the
  * current name changes nothing: no event, the current details.
  */
-export async function updateApplication(deps: Deps, caller: Caller, input: { projectId: string; appId: string; name: string }) {
+export async function updateApplication(deps: Deps, caller: Caller, input: { projectId: string; appId: string; name: string } & Expected) {
   const { organization, project } = await selectProject(deps, caller, input.projectId, "project.app.write");
   const app = await deps.store.findApplicationById(input.appId);
   if (!app || app.projectId !== project.id) {
     throw notFound("application.not_found", "the application does not exist in this project", { appId: input.appId });
   }
-  if (app.name === input.name) return { details: await readDetails(deps.store, "application", app.id) };
+  const expect = expectationOf("application", app.id, input);
+  if (app.name === input.name) return { details: await detailsOfNoChange(deps, { type: "application", id: app.id }, expect) };
   const span = await spanOf(deps.store, "application", app.id);
   const events = await commitAs(deps, caller, {
+    expect,
     writes: [{ kind: "application.rename", id: app.id, name: input.name, nameKey: uniquenessKey(input.name) }],
     events: [
       { aggregateType: "application", aggregateId: app.id, type: EventType.applicationChanged, payload: { name: input.name }, resourceOwner: organization.id },

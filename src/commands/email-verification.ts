@@ -10,8 +10,8 @@ import { EventType } from "../events/types.js";
 import { newOutboxRow } from "../notify/outbox.js";
 import { verificationMail } from "../notify/templates.js";
 import type { OrganizationRow, UserRow } from "../store/rows.js";
-import type { RowWrite } from "../store/store.js";
-import { commitAs } from "./commit-as.js";
+import type { Expectation, RowWrite } from "../store/store.js";
+import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import { issueCode } from "./one-time-code.js";
 import { spanOf } from "../queries/details.js";
 
@@ -116,7 +116,15 @@ async function manageableHuman(deps: Deps, caller: Caller, userId: string, ceili
 }
 
 /** A new email code (voiding the previous one): mailed, or returned when `returnCode`. */
-async function sendEmailCode(deps: Deps, caller: Caller, organization: OrganizationRow, user: UserRow, email: string, returnCode: boolean, extra: { writes: RowWrite[]; events: NewEvent[] }) {
+async function sendEmailCode(
+  deps: Deps,
+  caller: Caller,
+  organization: OrganizationRow,
+  user: UserRow,
+  email: string,
+  returnCode: boolean,
+  extra: { writes: RowWrite[]; events: NewEvent[]; expect?: Expectation | undefined },
+) {
   const at = deps.clock.now();
   const issued = issueCode(deps, user, "email", at);
   const writes = [...extra.writes, issued.write];
@@ -130,21 +138,22 @@ async function sendEmailCode(deps: Deps, caller: Caller, organization: Organizat
     writes.push({ kind: "outbox.insert", row: newOutboxRow(deps.masterKey, { id: outboxId, instanceId: user.instanceId, userId: user.id, template: "user.verification", recipient: email, mail, at }) });
     events.push({ aggregateType: "user", aggregateId: user.id, type: EventType.userNotificationQueued, payload: { template: "user.verification", outboxId }, resourceOwner: user.orgId });
   }
-  const committed = await commitAs(deps, caller, { writes, events }, at);
+  const committed = await commitAs(deps, caller, { writes, events, expect: extra.expect }, at);
   return { committed, ...(returnCode ? { verificationCode: issued.code } : {}) };
 }
 
-export async function setEmail(deps: Deps, caller: Caller, input: { userId: string; email: string; isVerified: boolean; returnCode: boolean }) {
+export async function setEmail(deps: Deps, caller: Caller, input: { userId: string; email: string; isVerified: boolean; returnCode: boolean } & Expected) {
   const { organization, user } = await manageableHuman(deps, caller, input.userId, true);
   const email = normalizeEmail(input.email, "email");
   const span = await spanOf(deps.store, "user", user.id);
   const change = {
     writes: [{ kind: "user.emailChange" as const, id: user.id, email, emailKey: emailKey(email), verified: input.isVerified }],
     events: [{ aggregateType: "user" as const, aggregateId: user.id, type: EventType.userEmailChanged, payload: { email, verified: input.isVerified }, resourceOwner: user.orgId }],
+    expect: expectationOf("user", user.id, input),
   };
   if (input.isVerified) {
     // A pending code must not verify the new address later.
-    const committed = await commitAs(deps, caller, { writes: [...change.writes, { kind: "code.void", userId: user.id, codeKind: "email" }], events: change.events });
+    const committed = await commitAs(deps, caller, { ...change, writes: [...change.writes, { kind: "code.void", userId: user.id, codeKind: "email" }] });
     return { details: detailsOfChange(committed, span.first) };
   }
   const { committed, verificationCode } = await sendEmailCode(deps, caller, organization, user, email, input.returnCode, change);

@@ -6,7 +6,7 @@ import { detailsOfChange } from "../events/details.js";
 import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
 import type { RowWrite } from "../store/store.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import { spanOf } from "../queries/details.js";
 
 /**
@@ -18,7 +18,7 @@ import { spanOf } from "../queries/details.js";
  * `iam.write`; without it, it is not the organization's to remove: not_found, as UpdateIdentityProvider
  * answers, so the answer is the same as for an id that names nothing.
  */
-export async function removeIdentityProvider(deps: Deps, caller: Caller, idpId: string) {
+export async function removeIdentityProvider(deps: Deps, caller: Caller, idpId: string, request: Expected = {}) {
   const organization = await selectOrganization(deps, caller);
   authorize(caller.principal, "org.idp.write", { orgId: organization.id });
   const removableOwners = canInstanceWide(caller.principal, "iam.write") ? [organization.id, caller.principal.instanceId] : [organization.id];
@@ -47,7 +47,7 @@ export async function removeIdentityProvider(deps: Deps, caller: Caller, idpId: 
     },
   ];
   try {
-    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events }), span.first) };
+    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events, expect: expectationOf("idp", idp.id, request) }), span.first) };
   } catch (error) {
     // Removed concurrently: answer as the call after it would.
     if (error instanceof DomainError && error.reason === "store.condition_failed" && !(await deps.store.findIdentityProviderById(idp.id))) {

@@ -7,9 +7,9 @@ import { uniquenessKey } from "../domain/names.js";
 import { checkHttpsUrl } from "../domain/urls.js";
 import { detailsOfChange, detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
-import { readDetails, spanOf } from "../queries/details.js";
+import { spanOf } from "../queries/details.js";
 import { sealSecret } from "../support/secret-box.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, detailsOfNoChange, type Expected, expectationOf } from "./commit-as.js";
 
 const DEFAULT_SCOPES = ["openid", "profile", "email"];
 
@@ -80,18 +80,20 @@ export async function createIdentityProvider(deps: Deps, caller: Caller, input: 
 export async function updateIdentityProvider(
   deps: Deps,
   caller: Caller,
-  input: { idpId: string; name: string; stylingType: number; autoRegister: boolean },
+  input: { idpId: string; name: string; stylingType: number; autoRegister: boolean } & Expected,
 ) {
   const organization = await selectOrganization(deps, caller);
   authorize(caller.principal, "org.idp.write", { orgId: organization.id });
   const idp = await deps.store.findIdentityProviderById(input.idpId);
   if (!idp || idp.orgId !== organization.id) throw notFound("idp.not_found", "the identity provider does not exist in this organization", { idpId: input.idpId });
   const fields = { name: input.name, nameKey: uniquenessKey(input.name), stylingType: input.stylingType, autoRegister: input.autoRegister };
+  const expect = expectationOf("idp", idp.id, input);
   if (idp.name === fields.name && idp.stylingType === fields.stylingType && idp.autoRegister === fields.autoRegister) {
-    return { details: await readDetails(deps.store, "idp", idp.id) };
+    return { details: await detailsOfNoChange(deps, { type: "idp", id: idp.id }, expect) };
   }
   const span = await spanOf(deps.store, "idp", idp.id);
   const events = await commitAs(deps, caller, {
+    expect,
     writes: [{ kind: "identityProvider.replace", id: idp.id, fields }],
     events: [
       {

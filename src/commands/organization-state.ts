@@ -4,7 +4,7 @@ import { DomainError, failedPrecondition, notFound } from "../domain/errors.js";
 import { detailsOfChange } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import type { OrganizationRow } from "../store/rows.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import { spanOf } from "../queries/details.js";
 
 export type OrganizationStateChange = "deactivate" | "reactivate";
@@ -19,7 +19,7 @@ const events: Record<OrganizationStateChange, string> = { deactivate: EventType.
  * user of the organization, whatever they hold. The write is conditional: of two concurrent identical
  * calls one wins and the other gets the failed_precondition a later call would.
  */
-export async function changeOrganizationState(deps: Deps, caller: Caller, organizationId: string, change: OrganizationStateChange) {
+export async function changeOrganizationState(deps: Deps, caller: Caller, organizationId: string, change: OrganizationStateChange, request: Expected = {}) {
   requireInstancePermission(caller, "iam.write");
   const organization = await deps.store.findOrganizationById(organizationId);
   if (!organization || organization.instanceId !== caller.principal.instanceId) throw organizationNotFound(organizationId);
@@ -28,6 +28,7 @@ export async function changeOrganizationState(deps: Deps, caller: Caller, organi
   const span = await spanOf(deps.store, "org", organization.id);
   try {
     const stored = await commitAs(deps, caller, {
+      expect: expectationOf("org", organization.id, request),
       writes: [{ kind: "organization.setState", id: organization.id, state: wanted[change] }],
       events: [{ aggregateType: "org", aggregateId: organization.id, type: events[change], payload: {}, resourceOwner: organization.id }],
     });

@@ -1,6 +1,6 @@
 import { selectOrganization } from "../access/select-organization.js";
 import type { Caller, Deps } from "../context.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, type Expected } from "./commit-as.js";
 import { authorize } from "../domain/authorization.js";
 import { uniquenessKey } from "../domain/names.js";
 import { detailsOfCreate } from "../events/details.js";
@@ -48,9 +48,9 @@ export async function addOrganizationMember(deps: Deps, caller: Caller, input: {
  * Removes a user's roles in the selected organization. `org.member.write` there is checked on the
  * selection before the membership is looked up, so strangers learn nothing about who is a member.
  */
-export async function removeOrganizationMember(deps: Deps, caller: Caller, input: { userId: string }) {
+export async function removeOrganizationMember(deps: Deps, caller: Caller, input: { userId: string } & Expected) {
   const organization = await selectOrganization(deps, caller);
   authorize(caller.principal, "org.member.write", { orgId: organization.id });
   const target = { level: "org" as const, scopeId: organization.id, ownerOrgId: organization.id, eventType: EventType.orgMemberRemoved };
-  return { details: await removeMember(deps, caller, target, input.userId) };
+  return { details: await removeMember(deps, caller, target, input.userId, input) };
 }

@@ -10,7 +10,7 @@ import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
 import { tokenFingerprint } from "../store/fingerprints.js";
 import type { RowWrite } from "../store/store.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import { spanOf } from "../queries/details.js";
 
 /**
@@ -61,7 +61,7 @@ export async function addPersonalAccessToken(deps: Deps, caller: Caller, input: 
  * Revokes a token: the row goes, so the very next call with it is unauthenticated (tokens are read
  * on every call). A user may always revoke its own tokens.
  */
-export async function removePersonalAccessToken(deps: Deps, caller: Caller, input: { userId: string; tokenId: string }) {
+export async function removePersonalAccessToken(deps: Deps, caller: Caller, input: { userId: string; tokenId: string } & Expected) {
   const { organization, user } = await selectSelfOrManagedUser(deps, caller, input.userId);
   const token = await deps.store.findTokenById(input.tokenId);
   const gone = () => notFound("token.not_found", "the user has no such token", { tokenId: input.tokenId });
@@ -69,6 +69,7 @@ export async function removePersonalAccessToken(deps: Deps, caller: Caller, inpu
   const span = await spanOf(deps.store, "user", user.id);
   try {
     const events = await commitAs(deps, caller, {
+      expect: expectationOf("user", user.id, input),
       writes: [{ kind: "token.delete", id: token.id }],
       events: [{ aggregateType: "user", aggregateId: user.id, type: EventType.personalAccessTokenRemoved, payload: { tokenId: token.id }, resourceOwner: organization.id }],
     });

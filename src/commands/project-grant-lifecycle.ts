@@ -2,15 +2,15 @@ import { selectProjectGrant } from "../access/select-project.js";
 import type { Caller, Deps } from "../context.js";
 import { DomainError, invalidArgument, notFound } from "../domain/errors.js";
 import type { NewEvent } from "../events/event.js";
-import { detailsOf, detailsOfChange } from "../events/details.js";
+import { detailsOfChange } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import type { MembershipRow, ProjectGrantRow } from "../store/rows.js";
 import type { RowWrite } from "../store/store.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, detailsOfNoChange, type Expected, expectationOf } from "./commit-as.js";
 import { membershipRemoval } from "./remove-member.js";
 import { spanOf } from "../queries/details.js";
 
-interface GrantIds {
+interface GrantIds extends Expected {
   projectId: string;
   grantId: string;
 }
@@ -38,10 +38,10 @@ export function grantRemoval(grant: ProjectGrantRow, ownerOrgId: string, members
 }
 
 /** Commits a grant change; lost races answer as the call after the winner would (not_found when gone). */
-async function commitGrantChange(deps: Deps, caller: Caller, grant: ProjectGrantRow, change: { writes: RowWrite[]; events: NewEvent[] }) {
+async function commitGrantChange(deps: Deps, caller: Caller, grant: ProjectGrantRow, request: Expected, change: { writes: RowWrite[]; events: NewEvent[] }) {
   const span = await spanOf(deps.store, "project.grant", grant.id);
   try {
-    return { details: detailsOfChange(await commitAs(deps, caller, change), span.first) };
+    return { details: detailsOfChange(await commitAs(deps, caller, { ...change, expect: expectationOf("project.grant", grant.id, request) }), span.first) };
   } catch (error) {
     if (!(error instanceof DomainError && error.reason === "store.condition_failed")) throw error;
     if (!(await deps.store.findProjectGrantById(grant.id))) throw grantNotFound(grant);
@@ -66,10 +66,9 @@ export async function updateProjectGrant(deps: Deps, caller: Caller, input: Gran
   }
   const roleKeys = [...new Set(input.roleKeys)];
   if (sameSet(roleKeys, grant.roleKeys)) {
-    const span = await spanOf(deps.store, "project.grant", grant.id);
-    return { details: detailsOf(span.last, span.first.createdAt) };
+    return { details: await detailsOfNoChange(deps, { type: "project.grant", id: grant.id }, expectationOf("project.grant", grant.id, input)) };
   }
-  return commitGrantChange(deps, caller, grant, {
+  return commitGrantChange(deps, caller, grant, input, {
     writes: [{ kind: "projectGrant.setRoleKeys", id: grant.id, roleKeys }],
     events: [
       {
@@ -87,7 +86,7 @@ export async function updateProjectGrant(deps: Deps, caller: Caller, input: Gran
 export async function removeProjectGrant(deps: Deps, caller: Caller, input: GrantIds) {
   const { organization, grant } = await selectProjectGrant(deps, caller, input, "project.grant.write");
   const members = await deps.store.listMembershipsOfScope("project_grant", grant.id);
-  return commitGrantChange(deps, caller, grant, grantRemoval(grant, organization.id, members));
+  return commitGrantChange(deps, caller, grant, input, grantRemoval(grant, organization.id, members));
 }
 
 function sameSet(a: string[], b: string[]): boolean {

@@ -2,6 +2,7 @@ import { selectProjectGrant } from "../access/select-project.js";
 import type { Caller, Deps } from "../context.js";
 import { EventType } from "../events/types.js";
 import { addMember } from "./add-member.js";
+import type { Expected } from "./commit-as.js";
 import { removeMember } from "./remove-member.js";
 
 interface GrantMemberInput {
@@ -20,8 +21,8 @@ export async function addProjectGrantMember(deps: Deps, caller: Caller, input: G
   return { details: await addMember(deps, caller, target, input.userId, input.roles) };
 }
 
-export async function removeProjectGrantMember(deps: Deps, caller: Caller, input: GrantMemberInput) {
+export async function removeProjectGrantMember(deps: Deps, caller: Caller, input: GrantMemberInput & Expected) {
   const { organization, project, grant } = await selectProjectGrant(deps, caller, input, "project.grant.member.write");
   const target = { level: "project_grant" as const, scopeId: grant.id, ownerOrgId: organization.id, projectId: project.id, eventType: EventType.projectGrantMemberRemoved };
-  return { details: await removeMember(deps, caller, target, input.userId) };
+  return { details: await removeMember(deps, caller, target, input.userId, input) };
 }

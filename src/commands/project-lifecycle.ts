@@ -3,11 +3,11 @@ import type { Caller, Deps } from "../context.js";
 import { DomainError, failedPrecondition, notFound } from "../domain/errors.js";
 import { uniquenessKey } from "../domain/names.js";
 import type { NewEvent } from "../events/event.js";
-import { detailsOf, detailsOfChange } from "../events/details.js";
+import { detailsOfChange } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import type { ProjectRow } from "../store/rows.js";
 import type { RowWrite } from "../store/store.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, detailsOfNoChange, type Expected, expectationOf } from "./commit-as.js";
 import { grantRemoval } from "./project-grant-lifecycle.js";
 import { membershipRemoval } from "./remove-member.js";
 import { spanOf } from "../queries/details.js";
@@ -25,11 +25,12 @@ async function commitProjectChange(
   deps: Deps,
   caller: Caller,
   project: ProjectRow,
-  change: { writes: RowWrite[]; events: NewEvent[]; recheck?: (now: ProjectRow) => void },
+  change: { writes: RowWrite[]; events: NewEvent[]; request: Expected; recheck?: (now: ProjectRow) => void },
 ) {
   const span = await spanOf(deps.store, "project", project.id);
   try {
-    return { details: detailsOfChange(await commitAs(deps, caller, change), span.first) };
+    const commit = { writes: change.writes, events: change.events, expect: expectationOf("project", project.id, change.request) };
+    return { details: detailsOfChange(await commitAs(deps, caller, commit), span.first) };
   } catch (error) {
     if (!(error instanceof DomainError && error.reason === "store.condition_failed")) throw error;
     const now = await deps.store.findProjectById(project.id);
@@ -40,23 +41,24 @@ async function commitProjectChange(
 }
 
 /** Renames a project. The same name again is no change: no event, the details of the last one. */
-export async function updateProject(deps: Deps, caller: Caller, input: { projectId: string; name: string }) {
+export async function updateProject(deps: Deps, caller: Caller, input: { projectId: string; name: string } & Expected) {
   const { organization, project } = await selectProject(deps, caller, input.projectId, "project.write");
   if (project.name === input.name) {
-    const span = await spanOf(deps.store, "project", project.id);
-    return { details: detailsOf(span.last, span.first.createdAt) };
+    return { details: await detailsOfNoChange(deps, { type: "project", id: project.id }, expectationOf("project", project.id, input)) };
   }
   return commitProjectChange(deps, caller, project, {
+    request: input,
     writes: [{ kind: "project.rename", id: project.id, name: input.name, nameKey: uniquenessKey(input.name) }],
     events: [{ aggregateType: "project", aggregateId: project.id, type: EventType.projectChanged, payload: { name: input.name }, resourceOwner: organization.id }],
   });
 }
 
 /** Deactivates (read-only, see select-project.ts) or reactivates a project. Nothing is deleted. */
-export async function changeProjectState(deps: Deps, caller: Caller, projectId: string, change: ProjectStateChange) {
+export async function changeProjectState(deps: Deps, caller: Caller, projectId: string, change: ProjectStateChange, request: Expected = {}) {
   const { organization, project } = await selectProject(deps, caller, projectId, "project.write", { allowInactive: true });
   requireChange(project, change);
   return commitProjectChange(deps, caller, project, {
+    request,
     writes: [{ kind: "project.setState", id: project.id, state: wanted[change] }],
     events: [{ aggregateType: "project", aggregateId: project.id, type: stateEvents[change], payload: {}, resourceOwner: organization.id }],
     recheck: (now) => requireChange(now, change),
@@ -70,7 +72,7 @@ export async function changeProjectState(deps: Deps, caller: Caller, projectId: 
  * Holding `project.write` covers every project and grant role, so the privilege ceiling of a member
  * removal holds for every membership taken here.
  */
-export async function removeProject(deps: Deps, caller: Caller, projectId: string) {
+export async function removeProject(deps: Deps, caller: Caller, projectId: string, request: Expected = {}) {
   const { organization, project } = await selectProject(deps, caller, projectId, "project.write", { allowInactive: true });
   const owner = organization.id;
   const [grants, members, applications, roles] = await Promise.all([
@@ -109,7 +111,7 @@ export async function removeProject(deps: Deps, caller: Caller, projectId: strin
   }
   writes.push({ kind: "project.delete", id: project.id });
   events.push({ aggregateType: "project", aggregateId: project.id, type: EventType.projectRemoved, payload: { name: project.name }, resourceOwner: owner });
-  return commitProjectChange(deps, caller, project, { writes, events });
+  return commitProjectChange(deps, caller, project, { writes, events, request });
 }
 
 function requireChange(project: ProjectRow, change: ProjectStateChange): void {

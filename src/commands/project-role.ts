@@ -5,7 +5,7 @@ import type { NewEvent } from "../events/event.js";
 import { detailsOfChange } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import type { RowWrite } from "../store/store.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import { spanOf } from "../queries/details.js";
 
 /**
@@ -14,7 +14,7 @@ import { spanOf } from "../queries/details.js";
  * which are not project role keys, so none changes: a role key spelled like a management role must not
  * take that role from anyone.
  */
-export async function removeProjectRole(deps: Deps, caller: Caller, input: { projectId: string; roleKey: string }) {
+export async function removeProjectRole(deps: Deps, caller: Caller, input: { projectId: string; roleKey: string } & Expected) {
   const { organization, project } = await selectProject(deps, caller, input.projectId, "project.role.write");
   const roles = await deps.store.listProjectRoles(project.id);
   // Stryker disable next-line ConditionalExpression: a fast answer only; without it the store's conditional delete fails and the re-read gives the same project.role.not_found
@@ -37,7 +37,7 @@ export async function removeProjectRole(deps: Deps, caller: Caller, input: { pro
   events.push({ aggregateType: "project", aggregateId: project.id, type: EventType.projectRoleRemoved, payload: { roleKey: input.roleKey }, resourceOwner: organization.id });
   const span = await spanOf(deps.store, "project", project.id);
   try {
-    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events }), span.first) };
+    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events, expect: expectationOf("project", project.id, input) }), span.first) };
   } catch (error) {
     if (!(error instanceof DomainError && error.reason === "store.condition_failed")) throw error;
     // Removed concurrently: answer as the call after it would.

@@ -7,7 +7,7 @@ import { uniquenessKey } from "../domain/names.js";
 import { detailsOfChange, detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import { addMember } from "./add-member.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, type Expected } from "./commit-as.js";
 import { removeMember } from "./remove-member.js";
 import { spanOf } from "../queries/details.js";
 
@@ -52,10 +52,10 @@ export async function addProjectMember(deps: Deps, caller: Caller, input: { proj
 }
 
 /** Removes a user's project membership (all its roles), with the privilege ceiling of removeMember. */
-export async function removeProjectMember(deps: Deps, caller: Caller, input: { projectId: string; userId: string }) {
+export async function removeProjectMember(deps: Deps, caller: Caller, input: { projectId: string; userId: string } & Expected) {
   const { organization, project } = await selectProject(deps, caller, input.projectId, "project.member.write");
   const target = { level: "project" as const, scopeId: project.id, ownerOrgId: organization.id, projectId: project.id, eventType: EventType.projectMemberRemoved };
-  return { details: await removeMember(deps, caller, target, input.userId) };
+  return { details: await removeMember(deps, caller, target, input.userId, input) };
 }
 
 /** Grants the project to another organization with a subset of the project's role keys. */

@@ -2,7 +2,7 @@ import type { Caller, Deps } from "../context.js";
 import { requireCanGrantRoles } from "../domain/authorization.js";
 import { DomainError, failedPrecondition, notFound } from "../domain/errors.js";
 import { type Details, detailsOfChange } from "../events/details.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
 import type { MembershipRow } from "../store/rows.js";
@@ -32,7 +32,7 @@ export type RemovalTarget = MembershipTarget & {
  * later call would; with `keepLastHolderOf`, of two concurrent removals of the last two holders one
  * is refused.
  */
-export async function removeMember(deps: Deps, caller: Caller, target: RemovalTarget, userId: string): Promise<Details> {
+export async function removeMember(deps: Deps, caller: Caller, target: RemovalTarget, userId: string, request: Expected = {}): Promise<Details> {
   const membership = await deps.store.findMembership(userId, target.level, target.scopeId);
   if (!membership) throw memberNotFound(userId);
   requireCanGrantRoles(caller.principal, membership.roles, target);
@@ -43,6 +43,7 @@ export async function removeMember(deps: Deps, caller: Caller, target: RemovalTa
   const span = await spanOf(deps.store, "member", membership.id);
   try {
     const events = await commitAs(deps, caller, {
+      expect: expectationOf("member", membership.id, request),
       writes: [{ kind: "membership.delete", id: membership.id, ...(keep ? { keepRoleHolder: keep } : {}) }],
       events: [membershipRemoval(membership, target).event],
     });

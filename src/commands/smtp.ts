@@ -5,12 +5,12 @@ import { invalidArgument, notFound } from "../domain/errors.js";
 import { dropsPassword, parseSmtpHost, sameSettings, smtpPasswordContext, type SmtpSettings } from "../domain/smtp.js";
 import { detailsOfChange, detailsOfCreate } from "../events/details.js";
 import { EventType } from "../events/types.js";
-import { readDetails, spanOf } from "../queries/details.js";
+import { spanOf } from "../queries/details.js";
 import type { SmtpConfigRow } from "../store/rows.js";
 import { openSecret, sealSecret } from "../support/secret-box.js";
 import type { SmtpClientOptions } from "../notify/smtp-transport.js";
 import { testSmtp } from "../notify/smtp-test.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, detailsOfNoChange, type Expected, expectationOf } from "./commit-as.js";
 
 /**
  * Checks and normalizes settings (sender address syntax, host:port). It copies the five settings by
@@ -54,15 +54,17 @@ export async function createSmtpConfig(deps: Deps, caller: Caller, input: SmtpSe
  * A new host or user, or tls turned off, drops the stored password. Saving the same settings again
  * changes nothing.
  */
-export async function updateSmtpConfig(deps: Deps, caller: Caller, input: SmtpSettings) {
+export async function updateSmtpConfig(deps: Deps, caller: Caller, input: SmtpSettings & Expected) {
   requireInstancePermission(caller, "iam.write");
   const instanceId = caller.principal.instanceId;
   const settings = checkSmtpSettings(input);
   const current = await existingConfig(deps, instanceId);
-  if (sameSettings(current, settings)) return { details: await readDetails(deps.store, "smtp", instanceId, EventType.smtpAdded), passwordDropped: false };
+  const expect = expectationOf("smtp", instanceId, input);
+  if (sameSettings(current, settings)) return { details: await detailsOfNoChange(deps, { type: "smtp", id: instanceId, createdBy: EventType.smtpAdded }, expect), passwordDropped: false };
   const dropPassword = dropsPassword(current, settings) && current.passwordSealed !== null;
   const span = await smtpSpan(deps, instanceId);
   const events = await commitAs(deps, caller, {
+    expect,
     writes: [{ kind: "smtp.update", instanceId, settings, dropPassword }],
     events: [
       {
@@ -77,24 +79,26 @@ export async function updateSmtpConfig(deps: Deps, caller: Caller, input: SmtpSe
   return { details: detailsOfChange(events, span.first), passwordDropped: dropPassword };
 }
 
-export async function setSmtpPassword(deps: Deps, caller: Caller, input: { password: string }) {
+export async function setSmtpPassword(deps: Deps, caller: Caller, input: { password: string } & Expected) {
   requireInstancePermission(caller, "iam.write");
   const instanceId = caller.principal.instanceId;
   await existingConfig(deps, instanceId);
   const span = await smtpSpan(deps, instanceId);
   const events = await commitAs(deps, caller, {
+    expect: expectationOf("smtp", instanceId, input),
     writes: [{ kind: "smtp.setPassword", instanceId, passwordSealed: sealSecret(deps.masterKey, input.password, smtpPasswordContext(instanceId)) }],
     events: [{ aggregateType: "smtp", aggregateId: instanceId, type: EventType.smtpPasswordSet, payload: {}, resourceOwner: instanceId }],
   });
   return { details: detailsOfChange(events, span.first) };
 }
 
-export async function removeSmtpConfig(deps: Deps, caller: Caller) {
+export async function removeSmtpConfig(deps: Deps, caller: Caller, request: Expected = {}) {
   requireInstancePermission(caller, "iam.write");
   const instanceId = caller.principal.instanceId;
   await existingConfig(deps, instanceId);
   const span = await smtpSpan(deps, instanceId);
   const events = await commitAs(deps, caller, {
+    expect: expectationOf("smtp", instanceId, request),
     writes: [{ kind: "smtp.delete", instanceId }],
     events: [{ aggregateType: "smtp", aggregateId: instanceId, type: EventType.smtpRemoved, payload: {}, resourceOwner: instanceId }],
   });

@@ -6,7 +6,7 @@ import { detailsOfChange } from "../events/details.js";
 import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
 import type { RowWrite } from "../store/store.js";
-import { commitAs } from "./commit-as.js";
+import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import { LAST_OWNER_ROLE, membershipRemoval, removalTargetOf } from "./remove-member.js";
 import { spanOf } from "../queries/details.js";
 
@@ -24,7 +24,7 @@ const stateEvents: Record<UserStateChange, string> = {
  * deactivate or lock itself. The flag write is conditional: of two concurrent identical calls one
  * wins and the other gets the same failed_precondition as a later call would.
  */
-export async function changeUserState(deps: Deps, caller: Caller, userId: string, change: UserStateChange) {
+export async function changeUserState(deps: Deps, caller: Caller, userId: string, change: UserStateChange, request: Expected = {}) {
   const { organization, user } = await selectManagedUser(deps, caller, userId);
   if (change === "deactivate" || change === "lock") refuseSelf(caller.principal.userId, user.id);
   const { flag, value } = planStateChange(user, change);
@@ -32,6 +32,7 @@ export async function changeUserState(deps: Deps, caller: Caller, userId: string
   const span = await spanOf(deps.store, "user", user.id);
   try {
     const events = await commitAs(deps, caller, {
+      expect: expectationOf("user", user.id, request),
       writes: [write],
       events: [{ aggregateType: "user", aggregateId: user.id, type: stateEvents[change], payload: {}, resourceOwner: organization.id }],
     });
@@ -52,7 +53,7 @@ export async function changeUserState(deps: Deps, caller: Caller, userId: string
  * every mail queued for it (pending ones each a `notification.cancelled` event). The foreign keys
  * cascade as well, so nothing can be left dangling even by a writer that raced this one.
  */
-export async function removeUser(deps: Deps, caller: Caller, userId: string) {
+export async function removeUser(deps: Deps, caller: Caller, userId: string, request: Expected = {}) {
   const { organization, user } = await selectManagedUser(deps, caller, userId);
   refuseSelf(caller.principal.userId, user.id);
   const [span, memberships, tokens, idpLinks, mails] = await Promise.all([
@@ -98,7 +99,7 @@ export async function removeUser(deps: Deps, caller: Caller, userId: string) {
     },
   ];
   try {
-    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events }), span.first) };
+    return { details: detailsOfChange(await commitAs(deps, caller, { writes, events, expect: expectationOf("user", user.id, request) }), span.first) };
   } catch (error) {
     if (!isConditionFailed(error)) throw error;
     if (!(await deps.store.findUserById(user.id))) throw userNotFound(user.id);

@@ -46,7 +46,7 @@ export function createIdentityProviderService(deps: Deps): ServiceImpl<typeof Id
       return { details: toDetailsMessage(details) };
     },
     async removeIdentityProvider(request, context) {
-      const { details } = await removeIdentityProvider(deps, callerOf(context), request.idpId);
+      const { details } = await removeIdentityProvider(deps, callerOf(context), request.idpId, request);
       return { details: toDetailsMessage(details) };
     },
   };

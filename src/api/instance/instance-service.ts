@@ -20,7 +20,7 @@ export function createInstanceService(deps: Deps): Partial<ServiceImpl<typeof In
       return toMemberPage(await listInstanceMembers(deps, callerOf(context), { pageSize: request.pageSize, pageToken: request.pageToken }));
     },
     async removeInstanceMember(request, context) {
-      const { details } = await removeInstanceMember(deps, callerOf(context), { userId: request.userId });
+      const { details } = await removeInstanceMember(deps, callerOf(context), request);
       return { details: toDetailsMessage(details) };
     },
   };

@@ -35,15 +35,15 @@ export function createOrganizationService(deps: Deps): Partial<ServiceImpl<typeo
       return toMemberPage(await listOrganizationMembers(deps, callerOf(context), { pageSize: request.pageSize, pageToken: request.pageToken }));
     },
     async removeOrganizationMember(request, context) {
-      const { details } = await removeOrganizationMember(deps, callerOf(context), { userId: request.userId });
+      const { details } = await removeOrganizationMember(deps, callerOf(context), request);
       return { details: toDetailsMessage(details) };
     },
     async deactivateOrganization(request, context) {
-      const { details } = await changeOrganizationState(deps, callerOf(context), request.organizationId, "deactivate");
+      const { details } = await changeOrganizationState(deps, callerOf(context), request.organizationId, "deactivate", request);
       return { details: toDetailsMessage(details) };
     },
     async reactivateOrganization(request, context) {
-      const { details } = await changeOrganizationState(deps, callerOf(context), request.organizationId, "reactivate");
+      const { details } = await changeOrganizationState(deps, callerOf(context), request.organizationId, "reactivate", request);
       return { details: toDetailsMessage(details) };
     },
   };

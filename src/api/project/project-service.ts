@@ -37,9 +37,9 @@ export function createProjectService(deps: Deps): ServiceImpl<typeof ProjectServ
       return { details: listDetails(page), projects: page.projects.map(toProjectMessage) };
     },
     updateProject: (request, context) => written(updateProject(deps, callerOf(context), request)),
-    removeProject: (request, context) => written(removeProject(deps, callerOf(context), request.projectId)),
-    deactivateProject: (request, context) => written(changeProjectState(deps, callerOf(context), request.projectId, "deactivate")),
-    reactivateProject: (request, context) => written(changeProjectState(deps, callerOf(context), request.projectId, "reactivate")),
+    removeProject: (request, context) => written(removeProject(deps, callerOf(context), request.projectId, request)),
+    deactivateProject: (request, context) => written(changeProjectState(deps, callerOf(context), request.projectId, "deactivate", request)),
+    reactivateProject: (request, context) => written(changeProjectState(deps, callerOf(context), request.projectId, "reactivate", request)),
     addProjectRole: (request, context) => written(addProjectRole(deps, callerOf(context), request)),
     async listProjectRoles(request, context) {
       const page = await listProjectRoles(deps, callerOf(context), request);

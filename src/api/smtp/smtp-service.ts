@@ -26,7 +26,7 @@ export function createSmtpService(deps: Deps, client: SmtpClientOptions): Servic
       return { config: { ...settingsOf(settings), hasPassword, details: toDetailsMessage(details) } };
     },
     async updateSmtpConfig(request, context) {
-      const { details, passwordDropped } = await updateSmtpConfig(deps, callerOf(context), settingsOf(request));
+      const { details, passwordDropped } = await updateSmtpConfig(deps, callerOf(context), { ...settingsOf(request), expectedSequence: request.expectedSequence });
       return { details: toDetailsMessage(details), passwordDropped };
     },
     async setSmtpPassword(request, context) {
@@ -40,8 +40,8 @@ export function createSmtpService(deps: Deps, client: SmtpClientOptions): Servic
         password: request.password,
       });
     },
-    async removeSmtpConfig(_request, context) {
-      const { details } = await removeSmtpConfig(deps, callerOf(context));
+    async removeSmtpConfig(request, context) {
+      const { details } = await removeSmtpConfig(deps, callerOf(context), request);
       return { details: toDetailsMessage(details) };
     },
   };

@@ -85,23 +85,23 @@ export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
       return { details: toDetailsMessage(details) };
     },
     async deactivateUser(request, context) {
-      const { details } = await changeUserState(deps, callerOf(context), request.userId, "deactivate");
+      const { details } = await changeUserState(deps, callerOf(context), request.userId, "deactivate", request);
       return { details: toDetailsMessage(details) };
     },
     async reactivateUser(request, context) {
-      const { details } = await changeUserState(deps, callerOf(context), request.userId, "reactivate");
+      const { details } = await changeUserState(deps, callerOf(context), request.userId, "reactivate", request);
       return { details: toDetailsMessage(details) };
     },
     async lockUser(request, context) {
-      const { details } = await changeUserState(deps, callerOf(context), request.userId, "lock");
+      const { details } = await changeUserState(deps, callerOf(context), request.userId, "lock", request);
       return { details: toDetailsMessage(details) };
     },
     async unlockUser(request, context) {
-      const { details } = await changeUserState(deps, callerOf(context), request.userId, "unlock");
+      const { details } = await changeUserState(deps, callerOf(context), request.userId, "unlock", request);
       return { details: toDetailsMessage(details) };
     },
     async removeUser(request, context) {
-      const { details } = await removeUser(deps, callerOf(context), request.userId);
+      const { details } = await removeUser(deps, callerOf(context), request.userId, request);
       return { details: toDetailsMessage(details) };
     },
   };
