@@ -172,6 +172,14 @@ export function changesAccess(commit: Commit): boolean {
   );
 }
 
+/** The most events `countEvents` counts when a filter other than `fromSequence` is set (a few ms of index reads). */
+export const EVENT_COUNT_LIMIT = 100_000;
+
+/** The number of events from `fromSequence` (1 and below: from the start) to the last one, sequences being gap-free from 1. */
+export function eventsFrom(lastSequence: number, fromSequence: number | undefined): number {
+  return Math.max(0, lastSequence - Math.max(fromSequence ?? 1, 1) + 1);
+}
+
 /** Which applications a list shows: those of one project, optionally only one state. */
 export interface ApplicationFilter {
   projectId: string;
@@ -296,6 +304,11 @@ export interface Store {
   listIdpLinksOfIdp(idpId: string): Promise<(UserIdpLinkRow & { orgId: string })[]>;
 
   listEvents(filter: EventFilter): Promise<StoredEvent[]>;
+  /**
+   * How many events match, counting at most EVENT_COUNT_LIMIT: a count is work any reader of the log can ask for, so it
+   * is bounded. Exact and O(1) when only `fromSequence` is set (sequences are gap-free from 1 and events are never
+   * deleted, so it is arithmetic on the last sequence), whatever the size of the log.
+   */
   countEvents(filter: Omit<EventFilter, "afterSequence" | "limit">): Promise<number>;
   /**
    * The aggregate's first and last event. With `createdBy`, "first" is the newest event of that type: an object that

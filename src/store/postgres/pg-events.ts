@@ -1,7 +1,7 @@
 import { and, asc, count, eq, gt, gte, max, min, or, sql, type SQL } from "drizzle-orm";
 import type { NewEvent, StoredEvent } from "../../events/event.js";
 import { toStoredEvent } from "../event-rows.js";
-import type { AggregateSpan, EventFilter } from "../store.js";
+import { type AggregateSpan, EVENT_COUNT_LIMIT, type EventFilter, eventsFrom } from "../store.js";
 import type { PostgresDb } from "./pg-db.js";
 import { events } from "./schema/index.js";
 
@@ -68,7 +68,12 @@ export function createPostgresEventLog(db: PostgresDb) {
     },
 
     async count(filter: Omit<EventFilter, "afterSequence" | "limit">): Promise<number> {
-      const [row] = await db.select({ n: count() }).from(events).where(conditions(filter));
+      if (filter.aggregateType === undefined && filter.aggregateId === undefined && filter.resourceOwner === undefined) {
+        const [row] = await db.select({ last: max(events.sequence) }).from(events);
+        return eventsFrom(Number(row?.last ?? 0), filter.fromSequence);
+      }
+      const matching = db.select({ one: sql`1` }).from(events).where(conditions(filter)).limit(EVENT_COUNT_LIMIT).as("matching");
+      const [row] = await db.select({ n: count() }).from(matching);
       return row?.n ?? 0;
     },
 
