@@ -5,6 +5,9 @@ export const ERROR_DOMAIN = "gatehouse";
 
 const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo";
 
+/** The reason of a stale expected_sequence (src/store/store.ts), answered 412 on REST routes. */
+const CONCURRENT_MODIFICATION = "concurrent_modification";
+
 /** HTTP status of each gRPC code on REST routes (API.md). */
 const STATUS: Record<Code, number> = {
   [Code.Canceled]: 499,
@@ -74,5 +77,8 @@ export function fromConnectError(json: ConnectErrorJson): { status: number; body
   });
   // Every error carries ErrorInfo (API.md), also one the protocol layer raised before the interceptors.
   if (!details.some((detail) => detail["@type"] === ERROR_INFO_TYPE)) details.unshift(errorInfoDetail(`rpc.${json.code ?? "unknown"}`));
-  return specError(code, json.message ?? Code[code], details);
+  const error = specError(code, json.message ?? Code[code], details);
+  const reason = details.find((detail) => detail["@type"] === ERROR_INFO_TYPE)?.reason;
+  // A stale expected_sequence (If-Match) is a failed precondition of HTTP: 412, whatever the code maps to.
+  return reason === CONCURRENT_MODIFICATION ? { ...error, status: 412 } : error;
 }

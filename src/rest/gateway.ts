@@ -111,6 +111,59 @@ function decodePathSegment(field: string, segment: string): string {
   }
 }
 
+/** The request field `If-Match` stands for (optimistic concurrency, API.md). */
+const EXPECTED_SEQUENCE = "expected_sequence";
+/** One strong entity tag of a sequence (a uint64: at most 20 digits), as `ETag` sends it. */
+const SEQUENCE_TAG = /^"(0|[1-9][0-9]{0,19})"$/;
+const MAX_UINT64 = 2n ** 64n - 1n;
+
+function ifMatchError(description: string): RestInputError {
+  return new RestInputError(
+    specError(Code.InvalidArgument, `If-Match ${description}`, [
+      errorInfoDetail("request.invalid"),
+      { "@type": "type.googleapis.com/google.rpc.BadRequest", fieldViolations: [{ field: "If-Match", description, reason: "header.if_match" }] },
+    ]),
+  );
+}
+
+/**
+ * `If-Match` becomes the RPC's `expected_sequence`: `"<sequence>"` (the ETag a response sent) expects it, `*` expects
+ * nothing (any current version). One strong tag only; anything else is the caller's mistake (400 naming If-Match),
+ * and so is If-Match on a route whose RPC takes no expected_sequence: a condition the server cannot judge is never
+ * ignored. A body that also names expected_sequence must name the same one.
+ */
+function applyIfMatch(route: RestRoute, req: Request, json: Record<string, unknown>): void {
+  const header = req.headers["if-match"];
+  if (header === undefined) return;
+  const field = route.handler.method.input.fields.find((f) => f.name === EXPECTED_SEQUENCE);
+  if (!field) throw ifMatchError("is not taken by this route (its call has no expected_sequence)");
+  const value = String(header).trim();
+  if (value === "*") return;
+  const sequence = SEQUENCE_TAG.exec(value)?.[1];
+  if (sequence === undefined || BigInt(sequence) > MAX_UINT64) {
+    throw ifMatchError('must be one strong entity tag of a sequence as ETag sends it ("42"), or *');
+  }
+  const inBody = json[field.jsonName] ?? json[field.name];
+  if (inBody !== undefined && String(inBody) !== sequence) throw ifMatchError("names another sequence than the body's expected_sequence");
+  delete json[field.name];
+  json[field.jsonName] = sequence;
+}
+
+/**
+ * The `ETag` of an answer that carries one object's details: `"<details.sequence>"` (strong), from the answer's own
+ * `details` (a write's) or, for an answer that is one object, that object's (a read's: `{"app": {…, "details": …}}`).
+ * Answers without such details (lists) get none. Connect writes every successful answer as a JSON object, and a
+ * uint64 as a decimal string.
+ */
+function entityTagOf(bytes: Buffer): string | undefined {
+  const body = JSON.parse(bytes.toString("utf8")) as Record<string, unknown>;
+  const values = Object.values(body);
+  const sequence = sequenceOf(body) ?? (values.length === 1 ? sequenceOf(values[0]) : undefined);
+  return typeof sequence === "string" ? `"${sequence}"` : undefined;
+}
+
+const sequenceOf = (value: unknown): unknown => (value as { details?: { sequence?: unknown } } | null | undefined)?.details?.sequence;
+
 /** The inner Connect error body; one that is not JSON (never expected) still becomes a SPEC body. */
 function parseErrorJson(bytes: Buffer): object {
   try {
@@ -170,6 +223,7 @@ export function createRestGateway(options: {
     }
     try {
       const body = await requestJson(route, req, url, options.maxRequestBytes);
+      applyIfMatch(route, req, body);
       const header = new Headers({ "content-type": "application/json" });
       for (const name of FORWARDED) {
         const value = req.headers[name];
@@ -193,7 +247,10 @@ export function createRestGateway(options: {
       inner.header?.forEach((value, name) => {
         if (!INNER.has(name)) headers[name] = value;
       });
-      if (inner.status === 200) send(res, 200, bytes, headers);
+      if (inner.status === 200) {
+        const tag = entityTagOf(bytes);
+        send(res, 200, bytes, tag === undefined ? headers : { ...headers, etag: tag });
+      }
       else {
         const error = fromConnectError(parseErrorJson(bytes));
         send(res, error.status, error.body, headers);

@@ -14,7 +14,25 @@ const ORG_HEADER_OPERATIONS = new Set([
   "gatehouse.admin.v1.IdentityProviderService.UpdateIdentityProvider",
   "gatehouse.admin.v1.ProjectService.AddProjectGrantMember",
   "gatehouse.admin.v1.ApplicationService.UpdateApplication",
+  "gatehouse.admin.v1.IdentityProviderService.GetIdentityProvider",
+  "gatehouse.admin.v1.ApplicationService.GetApplication",
 ]);
+
+/** Whether an answer of `output` carries one object's details (its own, or those of the one object it is): it gets an ETag. */
+function carriesDetails(output: DescMessage): boolean {
+  const hasDetails = (message: DescMessage) => message.fields.some((field) => field.name === "details" && field.message?.typeName === "gatehouse.admin.v1.Details");
+  const [only] = output.fields;
+  return hasDetails(output) || (output.fields.length === 1 && only?.fieldKind === "message" && hasDetails(only.message));
+}
+
+const IF_MATCH: Schema = {
+  name: "If-Match",
+  in: "header",
+  required: false,
+  description:
+    'Optimistic concurrency: the ETag of the object as last read ("<details.sequence>"); when the object changed since, the call answers 412 (reason concurrent_modification, metadata current_sequence) and writes nothing. `*` or absent: last writer wins. Sets the body\'s expectedSequence.',
+  schema: { type: "string", pattern: '^("(0|[1-9][0-9]{0,19})"|\\*)$' },
+};
 
 /** Leading comments of every message, field, enum and method, by full name. */
 function commentsOf(files: FileDescriptorProto[]): Map<string, string> {
@@ -173,6 +191,12 @@ export function buildOpenApi(files: FileDescriptorProto[], registry: FileRegistr
             schema: { type: "string", maxLength: 200 },
           });
         }
+        const conditional = method.input.fields.some((field) => field.name === "expected_sequence");
+        if (conditional) parameters.push(IF_MATCH);
+        const headers: Record<string, Schema> = {
+          ...(carriesDetails(method.output) ? { ETag: { description: 'The object\'s details.sequence as a strong entity tag ("42"), for If-Match.', schema: { type: "string" } } } : {}),
+          ...(method.deprecated ? { Deprecation: { description: "RFC 9745: this operation is deprecated.", schema: { type: "string" } } } : {}),
+        };
         paths[template] ??= {};
         paths[template][rule.pattern.case] = {
           operationId: `${service.name}_${method.name}`,
@@ -186,8 +210,11 @@ export function buildOpenApi(files: FileDescriptorProto[], registry: FileRegistr
             "200": {
               description: "Success.",
               content: { "application/json": { schema: schemas.ref(method.output) } },
-              ...(method.deprecated ? { headers: { Deprecation: { description: "RFC 9745: this operation is deprecated.", schema: { type: "string" } } } } : {}),
+              ...(Object.keys(headers).length > 0 ? { headers } : {}),
             },
+            ...(conditional
+              ? { "412": { description: "If-Match named a sequence the object is no longer at (reason concurrent_modification).", content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } } } }
+              : {}),
             default: { description: "An error (SPEC section 7).", content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } } },
           },
         };
