@@ -56,7 +56,7 @@ const malformed = (message: string) => invalidArgument("request.malformed", mess
 
 /** What the JSON or binary reader said, cut short: a hostile body must not become a huge answer. */
 function readerMessage(error: unknown): string {
-  // Stryker disable next-line StringLiteral: protobuf-es throws nothing but Error instances (the fallback is for the type)
+  // Stryker disable next-line StringLiteral,ConditionalExpression: protobuf-es throws nothing but Error instances (the fallback is for the type)
   return error instanceof Error ? error.message.slice(0, 300) : "invalid";
 }
 
