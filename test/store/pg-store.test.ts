@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { type AddressInfo, createServer, type Socket } from "node:net";
 import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
@@ -174,6 +175,35 @@ describe("the store's life", () => {
     expect((await Promise.all(commits)).map(([event]) => event!.sequence).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+
+  it("a commit waits its turn for as long as the commits ahead take: waiting is no connection timeout", async () => {
+    const { url } = await database();
+    const store = await createPostgresStore({ url, commitPoolSize: 1, connectTimeoutMs: 100 });
+    cleanups.push(() => store.close());
+    const holder = await client(url);
+    await holder.query("BEGIN");
+    await holder.query("UPDATE commit_counters SET last_sequence = last_sequence WHERE id = 1");
+    const event = { aggregateType: "instance" as const, aggregateId: "i1", type: "instance.changed", payload: {}, resourceOwner: "i1" };
+    // One commit holds the store's only commit connection, waiting for the lock; the others wait for that connection.
+    const commits = Array.from({ length: 3 }, () => store.commit({ ...commitOf([]), events: [event] }));
+    // A slow commit of another replica: it holds the lock well past the connect timeout, then ends.
+    await holder.query("SELECT pg_sleep(0.5)");
+    await holder.query("ROLLBACK");
+    expect((await Promise.all(commits)).map(([stored]) => stored!.sequence).sort((a, b) => a - b)).toEqual([1, 2, 3]);
+  });
+
+  it("a server that accepts the connection but never answers fails the open after the connect timeout", async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket.on("error", () => {})));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    cleanups.push(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    });
+    const { port } = silent.address() as AddressInfo;
+    const error = await rejection(createPostgresStore({ url: `postgres://postgres@127.0.0.1:${port}/none`, connectTimeoutMs: 200 }));
+    expect(String((error as Error).message)).toMatch(/timeout/i);
+  });
 
   it("durable() resolves at once (PostgreSQL acknowledged every commit durable); close() may run twice", async () => {
     const { url } = await database();

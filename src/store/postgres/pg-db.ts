@@ -37,8 +37,18 @@ export interface PostgresPools {
   commits: pg.Pool;
 }
 
+/**
+ * A pool whose connection attempts give up after `connectTimeoutMs` (a server that is down or unreachable), while a
+ * query waiting for a free connection of the pool waits as long as it takes — pg-pool's own connectionTimeoutMillis
+ * would fail it, under load, with an internal error. Hence the timeout is the client's, not the pool's.
+ */
 function createPool(url: string, max: number, connectTimeoutMs: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: connectTimeoutMs });
+  class TimedClient extends pg.Client {
+    constructor(config?: pg.ClientConfig) {
+      super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+    }
+  }
+  const pool = new pg.Pool({ connectionString: url, max, keepAlive: true, Client: TimedClient as unknown as new () => pg.ClientBase });
   // An idle connection that the server drops (a restart, a network cut) must not crash the process: the pool
   // discards it and the next query opens a new one.
   pool.on("error", () => {});
