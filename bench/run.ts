@@ -16,7 +16,7 @@ import { type BenchOptions, parseOptions, USAGE } from "./lib/options.js";
 import { addRatios, evaluateTargets, formatReport, type Row, type ScaleInfo } from "./lib/report.js";
 import { prepareScaleDataDir } from "./lib/scale-seed.js";
 import { type BenchRequest, HEALTH, type Scenario, SCENARIOS } from "./lib/scenarios.js";
-import { type BenchServer, REPO, startBare, startGatehouse } from "./lib/servers.js";
+import { type BenchServer, REPO, snapshotCode, startBare, startGatehouse } from "./lib/servers.js";
 import { createWorld, type World } from "./lib/setup.js";
 
 let options: BenchOptions;
@@ -162,10 +162,7 @@ const wantsH2load = wantsHealth && options.protocols.includes("grpc-h2c") && !op
 const servers: BenchServer[] = [];
 let scaleInfo: ScaleInfo | undefined;
 
-/**
- * The code a Gatehouse start runs: the commit and a digest of the uncommitted changes (the tree is shared and others
- * commit while a bench runs). Two starts with different states measured different code: the report says so.
- */
+/** The commit the servers' code was copied at, and a digest of the uncommitted changes of src, gen and package.json. */
 function codeState(): string {
   try {
     const head = execFileSync("git", ["rev-parse", "HEAD"], { cwd: REPO, encoding: "utf8" }).trim();
@@ -175,7 +172,7 @@ function codeState(): string {
     return "unknown";
   }
 }
-const codeStates: string[] = [];
+let code = "";
 
 /**
  * A fresh server's first calls run cold code (JIT, lazy modules, first connections). Before anything is
@@ -203,7 +200,6 @@ async function runGatehouse(dataDir: string, database: Row["database"]): Promise
     options.traceSql ? join(workDir, "sql-trace.json") : undefined,
   );
   servers.push(gatehouse);
-  codeStates.push(codeState());
   log(`gatehouse started${database ? ` on the ${database} database` : ""}`);
   const world = await createWorld(gatehouse.url, gatehouse.token);
   await warmUp(gatehouse, gatehouse.token, world);
@@ -245,6 +241,9 @@ async function crossCheckWithH2load(server: BenchServer, token: string): Promise
 }
 
 try {
+  // Every server of the run runs this copy, whatever is committed or edited in the tree meanwhile.
+  code = codeState();
+  snapshotCode(workDir);
   ensureLoadTools();
   h2cLoad = buildH2cLoad(workDir);
 
@@ -270,8 +269,8 @@ try {
     log(`argon2id loop: ${measurement.rps.toFixed(1)} hashes/s`);
   }
 
-  // 3. `--scale`: the seeded data dir is made first (seeded, or copied from the cache), so that the two servers start
-  // minutes apart, not a seed apart: the tree is shared, and code committed meanwhile would be measured on one side only.
+  // 3. `--scale`: the seeded data dir is made first (seeded, or copied from the cache), so that the two sides run
+  // minutes apart, not a seed apart, on a machine whose load drifts.
   let scaleDir: string | undefined;
   if (options.scale) {
     scaleDir = join(workDir, "data-scale");
@@ -311,8 +310,6 @@ try {
 addRatios(rows);
 const targets = evaluateTargets(rows);
 process.stdout.write(`${formatReport(rows, targets, options, cores, scaleInfo)}\n`);
-const codeChanged = new Set(codeStates).size > 1;
-if (codeChanged) process.stdout.write(`\nTHE CODE CHANGED between the Gatehouse starts of this run (${codeStates.join(" → ")}): its two sides measured different code\n`);
 
 const resultsDir = join(REPO, "bench", "results");
 mkdirSync(resultsDir, { recursive: true });
@@ -333,7 +330,7 @@ writeFileSync(
       machine: { cores, cpu: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadAverageAtStart: loadAtStart, loadAverageAtEnd: os.loadavg() },
       options,
       ...(scaleInfo ? { scale: scaleInfo } : {}),
-      codeStates,
+      code,
       rows,
       targets,
     },

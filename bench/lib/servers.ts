@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { once } from "node:events";
@@ -26,6 +26,25 @@ export interface SqlTraceEntry {
 }
 
 export const REPO = new URL("../../", import.meta.url).pathname;
+
+/** Where the servers' code is run from: the checkout, or the run's own copy of it (`snapshotCode`). */
+let serverCode = REPO;
+
+/**
+ * Copies the code the servers run (src, gen, bench/servers, the SQL trace, package.json, tsconfig.json; node_modules
+ * linked) into `workDir`, and runs every server of this bench from that copy. The tree is shared: others commit
+ * and edit while a bench runs (a `--scale` run lasts up to half an hour), and the two sides of a ratio must run
+ * the same code. Returns the copy's directory.
+ */
+export function snapshotCode(workDir: string): string {
+  const dir = join(workDir, "code");
+  for (const entry of ["src", "gen", "bench/servers", "bench/lib/sql-trace.mjs", "package.json", "tsconfig.json"]) {
+    cpSync(join(REPO, entry), join(dir, entry), { recursive: true });
+  }
+  symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"), "dir");
+  serverCode = dir;
+  return dir;
+}
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -82,7 +101,7 @@ async function waitFor(what: string, child: ChildProcess, ready: () => Promise<b
 /** The framework ceiling (bench/servers/bare-server.ts), run with the same loader as Gatehouse (tsx). */
 export async function startBare(): Promise<BenchServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/servers/bare-server.ts", String(port)], { cwd: REPO, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/servers/bare-server.ts", String(port)], { cwd: serverCode, stdio: ["ignore", "pipe", "inherit"] });
   let listening = false;
   child.stdout!.on("data", (chunk: Buffer) => {
     if (chunk.toString().includes("listening")) listening = true;
@@ -105,7 +124,7 @@ export async function startGatehouse(dataDir: string, logFile?: string, sqlTrace
   const child = spawn(
     process.execPath,
     [...trace, "--import", "tsx", "src/main.ts", "serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--mail-poll-ms", "3600000"],
-    { cwd: REPO, stdio: ["ignore", out, "inherit"], env: sqlTraceFile ? { ...process.env, GATEHOUSE_BENCH_SQL_TRACE: sqlTraceFile } : process.env },
+    { cwd: serverCode, stdio: ["ignore", out, "inherit"], env: sqlTraceFile ? { ...process.env, GATEHOUSE_BENCH_SQL_TRACE: sqlTraceFile } : process.env },
   );
   const tokenFile = join(dataDir, "admin.pat");
   await waitFor("gatehouse", child, async () => {
