@@ -152,6 +152,19 @@ async function newUser(protocol: Protocol, setup?: "deactivated" | "locked") {
   return { users, userId, read: async () => (await get()).details!.sequence, snapshot: get, touch: () => users.addPersonalAccessToken({ userId }) };
 }
 
+/** A human user with a verified email and a password (so no mail is queued for it). */
+async function newHuman(protocol: Protocol) {
+  const users = as(UserService, protocol);
+  const { userId } = await users.createHumanUser({
+    userName: unique("occ-human"),
+    profile: { firstName: "Oc", lastName: "Cy" },
+    email: { email: `${unique("occ")}@example.com`, isEmailVerified: true },
+    password: "Occ-Passw0rd!",
+  });
+  const get = async () => (await users.getUser({ userId })).user!;
+  return { users, userId, read: async () => (await get()).details!.sequence, snapshot: get, touch: () => users.addPersonalAccessToken({ userId }) };
+}
+
 async function newSmtpConfig(protocol: Protocol) {
   const smtp = as(SmtpService, protocol);
   await smtp.removeSmtpConfig({}).catch(() => undefined);
@@ -378,19 +391,19 @@ const rows: Row[] = [
     aggregateType: "user",
     repeatable: true,
     make: async (p) => {
-      const users = as(UserService, p);
-      const { userId } = await users.createHumanUser({
-        userName: unique("occ-human"),
-        profile: { firstName: "Oc", lastName: "Cy" },
-        email: { email: `${unique("occ")}@example.com`, isEmailVerified: true },
-        password: "Occ-Passw0rd!",
-      });
-      const get = async () => (await users.getUser({ userId })).user!;
+      const human = await newHuman(p);
+      return { ...human, call: (expectedSequence, n = 1) => human.users.setEmail({ userId: human.userId, email: `${unique(`occ-${n}`)}@example.com`, isVerified: true, expectedSequence }) };
+    },
+  },
+  {
+    rpc: "SetEmail (unverified: a new code with it)",
+    aggregateType: "user",
+    repeatable: true,
+    make: async (p) => {
+      const human = await newHuman(p);
       return {
-        read: async () => (await get()).details!.sequence,
-        snapshot: get,
-        touch: () => users.addPersonalAccessToken({ userId }),
-        call: (expectedSequence, n = 1) => users.setEmail({ userId, email: `${unique(`occ-${n}`)}@example.com`, isVerified: true, expectedSequence }),
+        ...human,
+        call: (expectedSequence, n = 1) => human.users.setEmail({ userId: human.userId, email: `${unique(`occ-${n}`)}@example.com`, isVerified: false, returnCode: true, expectedSequence }),
       };
     },
   },
