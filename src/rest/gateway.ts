@@ -250,8 +250,7 @@ export function createRestGateway(options: {
       if (inner.status === 200) {
         const tag = entityTagOf(bytes);
         send(res, 200, bytes, tag === undefined ? headers : { ...headers, etag: tag });
-      }
-      else {
+      } else {
         const error = fromConnectError(parseErrorJson(bytes));
         send(res, error.status, error.body, headers);
       }
