@@ -26,7 +26,9 @@ export const file_gatehouse_admin_v1_details: GenFile = /*@__PURE__*/
 export type Details = Message<"gatehouse.admin.v1.Details"> & {
   /**
    * Position in the instance-wide event log of the last event this call appended (on a read, the
-   * object's last event). Strictly increasing across the whole instance.
+   * object's last event). Strictly increasing across the whole instance. Send it back as an update's or
+   * removal's `expected_sequence` (REST: the `ETag` it is sent as, in `If-Match`) to change the object only if
+   * nobody changed it since.
    *
    * @generated from field: uint64 sequence = 1;
    */
