@@ -14,10 +14,12 @@ const ALLOWED_HEADERS = [
   "X-User-Agent",
   "X-Service-Orgid",
   "X-Request-Id",
+  // REST optimistic concurrency: the sequence last read goes back in If-Match.
+  "If-Match",
 ].join(", ");
 
-/** What browser code may read: gRPC-web status trailers-in-headers, request id, deprecation. */
-const EXPOSED_HEADERS = ["Grpc-Status", "Grpc-Message", "Grpc-Status-Details-Bin", "X-Request-Id", "Deprecation", "Allow"].join(", ");
+/** What browser code may read: gRPC-web status trailers-in-headers, request id, deprecation, REST's ETag (the sequence for If-Match). */
+const EXPOSED_HEADERS = ["Grpc-Status", "Grpc-Message", "Grpc-Status-Details-Bin", "X-Request-Id", "Deprecation", "Allow", "ETag"].join(", ");
 
 /**
  * CORS for browser clients (Connect and gRPC-web) from the configured origins only. No origin is

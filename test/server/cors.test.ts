@@ -29,6 +29,21 @@ describe("CORS for browser clients", () => {
     expect(response.headers.get("access-control-expose-headers")).toMatch(/Grpc-Status-Details-Bin/);
   });
 
+  it("lets a browser send If-Match and read ETag: REST optimistic concurrency across origins", async () => {
+    const preflight = await fetch(`${t.server.url}/v1/smtp`, {
+      method: "OPTIONS",
+      headers: { origin: ALLOWED, "access-control-request-method": "PUT", "access-control-request-headers": "if-match,authorization" },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-headers")?.split(", ")).toContain("If-Match");
+    const response = await fetch(`${t.server.url}${path}`, {
+      method: "POST",
+      headers: { origin: ALLOWED, "content-type": "application/json", authorization: `Bearer ${t.server.adminToken}` },
+      body: "{}",
+    });
+    expect(response.headers.get("access-control-expose-headers")?.split(", ")).toContain("ETag");
+  });
+
   it("grants nothing to other origins", async () => {
     const response = await fetch(`${t.server.url}${path}`, { method: "OPTIONS", headers: { origin: "https://evil.example", "access-control-request-method": "POST" } });
     expect(response.headers.get("access-control-allow-origin")).toBeNull();
