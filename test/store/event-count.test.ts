@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type Commit, EVENT_COUNT_LIMIT, type NewEvent } from "../../src/store/store.js";
+import type { NewEvent } from "../../src/events/event.js";
+import { type Commit, EVENT_COUNT_LIMIT } from "../../src/store/store.js";
 import { storeEngines, useStore } from "./engines.js";
 import { FIXTURE_AT } from "./fixtures.js";
 

@@ -1,4 +1,5 @@
 import Database from "better-sqlite3";
+import { withStatementCache } from "./statement-cache.js";
 import { type BetterSQLite3Database, drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import { closeSync, fdatasync, mkdirSync, openSync } from "node:fs";
@@ -72,7 +73,7 @@ export function openSqlite(options: SqliteOptions): { sqlite: Database.Database;
   // FULL and EXTRA sync the log at every commit while holding the event loop; instead, commits are written unsynced
   // (NORMAL) and the store syncs the log itself before acknowledging them, one sync for many (group commit).
   sqlite.pragma(`synchronous = ${syncsLog(options.synchronous) ? "NORMAL" : options.synchronous}`);
-  const db = drizzle({ client: sqlite, schema });
+  const db = drizzle({ client: withStatementCache(sqlite), schema });
   refuseNewerSqliteSchema(sqlite);
   migrate(db, { migrationsFolder });
   return { sqlite, db };
