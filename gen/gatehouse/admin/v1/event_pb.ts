@@ -71,7 +71,10 @@ export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE_
  */
 export type ListEventsResponse = Message<"gatehouse.admin.v1.ListEventsResponse"> & {
   /**
-   * Total count and the token of the next page.
+   * Total count and the token of the next page. `total_result` is exact for the whole log (from `from_sequence` on,
+   * however long the log is); when `aggregate_type` or `aggregate_id` is set, or the caller sees one organization's
+   * events only, it counts at most 100 000 matching events (a count is work any reader can ask for, so it is bounded):
+   * 100 000 then means "at least", and `next_page_token` leads on.
    *
    * @generated from field: gatehouse.admin.v1.ListDetails details = 1;
    */
