@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { cpSync, existsSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
@@ -31,17 +31,25 @@ export const REPO = new URL("../../", import.meta.url).pathname;
 let serverCode = REPO;
 
 /**
- * Copies the code the servers run (src, gen, bench/servers, the SQL trace, package.json, tsconfig.json; node_modules
- * linked) into `workDir`, and runs every server of this bench from that copy. The tree is shared: others commit
- * and edit while a bench runs (a `--scale` run lasts up to half an hour), and the two sides of a ratio must run
- * the same code. Returns the copy's directory.
+ * Copies the code the servers run (src, gen, bench/servers, the SQL trace, package.json, the tsconfigs and the build's
+ * after-step; node_modules linked) into `workDir`, compiles it the way `npm run build` does (tsc with
+ * tsconfig.build.json, then scripts/after-build.mjs) into the copy's dist/, and runs every server of this bench from
+ * that build: what `npm start` runs, plain JavaScript without a loader (tsx kept about 40 MB more resident and wraps
+ * every named inner function of Gatehouse's own code at run time). The tree is shared: others commit and edit while
+ * a bench runs (a `--scale` run lasts up to half an hour), and the two sides of a ratio must run the same code.
+ * The types were checked by `npm test`; the bench's build only emits (`--noCheck`, about 10 s). Returns the copy's
+ * directory.
  */
 export function snapshotCode(workDir: string): string {
   const dir = join(workDir, "code");
-  for (const entry of ["src", "gen", "bench/servers", "bench/lib/sql-trace.mjs", "package.json", "tsconfig.json"]) {
+  for (const entry of ["src", "gen", "bench/servers", "bench/lib/sql-trace.mjs", "package.json", "tsconfig.json", "tsconfig.build.json", "scripts/after-build.mjs"]) {
     cpSync(join(REPO, entry), join(dir, entry), { recursive: true });
   }
   symlinkSync(join(REPO, "node_modules"), join(dir, "node_modules"), "dir");
+  // The production build's settings, with the bare ceiling's server compiled alongside.
+  writeFileSync(join(dir, "tsconfig.bench.json"), JSON.stringify({ extends: "./tsconfig.build.json", include: ["src", "gen", "bench/servers"] }));
+  execFileSync(join(REPO, "node_modules/.bin/tsc"), ["-p", "tsconfig.bench.json", "--noCheck"], { cwd: dir, stdio: "inherit" });
+  execFileSync(process.execPath, ["scripts/after-build.mjs"], { cwd: dir, stdio: "inherit" });
   serverCode = dir;
   return dir;
 }
@@ -98,10 +106,10 @@ async function waitFor(what: string, child: ChildProcess, ready: () => Promise<b
   throw new Error(`${what} did not start within ${timeoutMs / 1000} s`);
 }
 
-/** The framework ceiling (bench/servers/bare-server.ts), run with the same loader as Gatehouse (tsx). */
+/** The framework ceiling (bench/servers/bare-server.ts), compiled and run like Gatehouse (snapshotCode). */
 export async function startBare(): Promise<BenchServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/servers/bare-server.ts", String(port)], { cwd: serverCode, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["dist/bench/servers/bare-server.js", String(port)], { cwd: serverCode, stdio: ["ignore", "pipe", "inherit"] });
   let listening = false;
   child.stdout!.on("data", (chunk: Buffer) => {
     if (chunk.toString().includes("listening")) listening = true;
@@ -111,8 +119,9 @@ export async function startBare(): Promise<BenchServer> {
 }
 
 /**
- * Gatehouse as an operator runs it (`src/main.ts serve`, through tsx like the bare server, so a stale
- * dist/ never gets measured) on a fresh data dir: it bootstraps and writes admin.pat. Defaults
+ * Gatehouse as an operator runs it (`npm start`: the compiled `dist/src/main.js serve`, built by snapshotCode from
+ * the run's copy of the code, so a stale dist/ never gets measured) on a fresh data dir: it bootstraps and writes
+ * admin.pat. Defaults
  * everywhere (synchronous=FULL, log level info: one JSON line per call), except that the mail
  * delivery worker polls once an hour: the mails the set-up queues (VerifyEmail's users) would
  * otherwise be delivered in the middle of later runs. Logs go to `logFile` (or /dev/null).
@@ -123,7 +132,7 @@ export async function startGatehouse(dataDir: string, logFile?: string, sqlTrace
   const trace = sqlTraceFile ? ["--import", "./bench/lib/sql-trace.mjs"] : [];
   const child = spawn(
     process.execPath,
-    [...trace, "--import", "tsx", "src/main.ts", "serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--mail-poll-ms", "3600000"],
+    [...trace, "dist/src/main.js", "serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--mail-poll-ms", "3600000"],
     { cwd: serverCode, stdio: ["ignore", out, "inherit"], env: sqlTraceFile ? { ...process.env, GATEHOUSE_BENCH_SQL_TRACE: sqlTraceFile } : process.env },
   );
   const tokenFile = join(dataDir, "admin.pat");

@@ -5,7 +5,8 @@
  * connection's first bytes decide whether it goes to the HTTP/2 server (the h2c preface) or the HTTP/1.1
  * server.
  *
- * Usage: node --import tsx bench/servers/bare-server.ts <port>   (prints "listening <port>")
+ * Usage: node dist/bench/servers/bare-server.js <port>, compiled by the bench (bench/lib/servers.ts), or
+ * node --import tsx bench/servers/bare-server.ts <port>; prints "listening <port>"
  */
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import http from "node:http";
