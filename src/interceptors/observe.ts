@@ -1,7 +1,7 @@
 import { type Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { codeName } from "./code-name.js";
 import { accessLogOf, type Logger } from "../support/logger.js";
-import { createCallSamples, type Metrics } from "../support/metrics.js";
+import type { Metrics } from "../support/metrics.js";
 import { principalKey, requestIdKey } from "./context-keys.js";
 
 export function protocolOf(contentType: string | null): string {
@@ -18,7 +18,6 @@ export function protocolOf(contentType: string | null): string {
  */
 export function createObserveInterceptor(logger: Logger, metrics: Metrics): Interceptor {
   const accessLog = accessLogOf(logger);
-  const samples = createCallSamples(metrics);
   return (next) => async (req) => {
     const started = process.hrtime.bigint();
     const requestId = req.contextValues.get(requestIdKey);
@@ -35,14 +34,15 @@ export function createObserveInterceptor(logger: Logger, metrics: Metrics): Inte
       throw connectError;
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const name = codeName(code);
-      samples.record(procedure, name, seconds);
+      const labels = { procedure, code: codeName(code) };
+      metrics.rpcCalls.inc(labels);
+      metrics.rpcDuration.observe(labels, seconds);
       accessLog.info(
         {
           requestId,
           procedure,
           protocol: protocolOf(req.header.get("content-type")),
-          code: name,
+          code: labels.code,
           durationMs: Math.round(seconds * 1e6) / 1e3,
           caller: req.contextValues.get(principalKey)?.userId,
         },

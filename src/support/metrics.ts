@@ -49,25 +49,3 @@ export function createMetrics(): Metrics {
     }),
   };
 }
-
-/**
- * Records each call's count and duration. The labelled series of each (procedure, code) pair is looked up once and
- * kept: prom-client would otherwise hash the label object on every call. Procedures are the registered RPCs and codes
- * the gRPC codes, so the number of pairs is bounded.
- */
-export function createCallSamples(metrics: Pick<Metrics, "rpcCalls" | "rpcDuration">) {
-  const series = new Map<string, { calls: { inc(): void }; duration: { observe(value: number): void } }>();
-  return {
-    record(procedure: string, code: string, seconds: number): void {
-      const key = `${procedure} ${code}`;
-      let pair = series.get(key);
-      if (!pair) {
-        const labels = { procedure, code };
-        pair = { calls: metrics.rpcCalls.labels(labels), duration: metrics.rpcDuration.labels(labels) };
-        series.set(key, pair);
-      }
-      pair.calls.inc();
-      pair.duration.observe(seconds);
-    },
-  };
-}
