@@ -1,6 +1,7 @@
 import { type Client, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { ApplicationService } from "../../gen/gatehouse/admin/v1/application_pb.js";
+import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
@@ -25,6 +26,11 @@ export interface World {
   partnerUsers(count: number): Promise<string[]>;
   /** `count` new human users with an unverified email and their pending email code. */
   unverifiedUsers(count: number): Promise<{ userId: string; code: string }[]>;
+  /**
+   * At least `count` events in the log (new projects, one `project.added` each, while it has fewer): a page of
+   * ListEvents must be as long on a fresh server as on a seeded one.
+   */
+  ensureEvents(count: number): Promise<void>;
 }
 
 /** Runs `task(0..count-1)` with at most `concurrency` at once; results in index order. */
@@ -56,6 +62,7 @@ export async function createWorld(baseUrl: string, token: string): Promise<World
       apps: createClient(ApplicationService, transport),
       orgs: createClient(OrganizationService, transport),
       users: createClient(UserService, transport),
+      events: createClient(EventService, transport),
     };
   };
   const admin = clientsFor();
@@ -93,6 +100,11 @@ export async function createWorld(baseUrl: string, token: string): Promise<World
         pool.push(...made);
       }
       return pool.slice(0, count);
+    },
+    async ensureEvents(count) {
+      const { details } = await admin.events.listEvents({ pageSize: 1 });
+      const missing = count - Number(details?.totalResult ?? 0n);
+      if (missing > 0) await inParallel(missing, SETUP_CONCURRENCY, () => admin.projects.createProject({ name: name("event") }));
     },
     unverifiedUsers(count) {
       return inParallel(count, SETUP_CONCURRENCY, async () => {
