@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger } from "pino";
+import { batchedStdout } from "./batched-lines.js";
 
 export type { Logger };
 
@@ -6,11 +7,11 @@ export type { Logger };
  * Structured JSON logs. Headers and fields that can carry secrets are redacted by path as a safety
  * net; code never logs request messages in the first place.
  *
- * By default lines go to process.stdout (written synchronously for files and pipes on Linux), not
- * to pino's own fd writer: when the reader of a pipe is gone, that writer's exit flush retries
- * forever and the process never exits after SIGTERM. main.ts drops stdout's EPIPE instead.
+ * By default lines go to process.stdout (written synchronously for files and pipes on Linux), a turn of the event
+ * loop's lines in one write (batched-lines.ts), not to pino's own fd writer: when the reader of a pipe is gone, that
+ * writer's exit flush retries forever and the process never exits after SIGTERM. main.ts drops stdout's EPIPE instead.
  */
-export function createLogger(level: string, destination: DestinationStream = process.stdout): Logger {
+export function createLogger(level: string, destination: DestinationStream = batchedStdout()): Logger {
   return pino(
     {
       level,
