@@ -16,11 +16,12 @@ import { createSqliteStore } from "./store/sqlite/sqlite-store.js";
 import type { Store } from "./store/store.js";
 import { checkTlsFiles, prepareDataDir, readStartupFile } from "./startup/files.js";
 import { openDatabase } from "./startup/open-database.js";
+import { openPostgresDatabase } from "./startup/open-postgres.js";
 import { type DataDirLock, lockDataDir } from "./support/data-dir-lock.js";
 import { reservePort } from "./transport/port-reservation.js";
 import { HealthCheckResponse_ServingStatus as ServingStatus } from "../gen/grpc/health/v1/health_pb.js";
 import { type Clock, systemClock } from "./support/clock.js";
-import { checkMasterKey, loadMasterKey } from "./startup/master-key.js";
+import { checkMasterKey, loadMasterKey, loadSharedMasterKey } from "./startup/master-key.js";
 import { closeImportedHashVerifier } from "./support/password-verify/verify.js";
 import { createIdGenerator, type IdGenerator } from "./support/ids.js";
 import { createLogger, type Logger } from "./support/logger.js";
@@ -62,8 +63,11 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
   let store: Store | undefined;
   try {
     prepareDataDir(config.dataDir);
-    lock = lockDataDir(config.dataDir);
-    const masterKey = loadMasterKey(files.masterKey, files.database);
+    // PostgreSQL: replicas share the database and the key (from configuration); the data dir keeps only this process's
+    // files (mail copies, admin.pat), so it is not locked.
+    const keyFile = config.masterKeyFile ?? files.masterKey;
+    if (!config.database) lock = lockDataDir(config.dataDir);
+    const masterKey = config.database ? loadSharedMasterKey(keyFile) : loadMasterKey(keyFile, files.database);
     const metrics = createMetrics();
     const onSync = (commits: number) => metrics.commitsPerSync.observe(commits);
     // The disk refused to make writes durable: nothing written since can be trusted to be on disk. Stop at once,
@@ -72,12 +76,11 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       logger.fatal({ err: error }, "the database log could not be synced to disk: stopping; check the disk, and reboot before restarting if it failed");
       process.exit(1);
     };
-    const opened = openDatabase(
-      () => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onSync, onSyncFailure }),
-      files.database,
-    );
+    const opened = config.database
+      ? await openPostgresDatabase(config.database)
+      : openDatabase(() => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onSync, onSyncFailure }), files.database);
     store = opened;
-    await checkMasterKey(opened, masterKey, files.masterKey);
+    await checkMasterKey(opened, masterKey, keyFile);
     const deps: Deps = { store: opened, clock: options.clock ?? systemClock, ids: options.ids ?? createIdGenerator(), masterKey, externalUrl: config.externalUrl };
     await ensureBootstrapped(deps, files.adminToken, logger);
     const smtpClient = { timeoutMs: config.mail.smtpTimeoutMs, ...(smtpCa ? { ca: smtpCa } : {}) };
@@ -111,7 +114,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     worker.start();
     const scheme = config.tls ? "https" : "http";
     const url = `${scheme}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
-    logger.info({ url, dataDir: config.dataDir }, "gatehouse listening");
+    logger.info({ url, dataDir: config.dataDir, ...(config.database ? { database: config.database.display } : {}) }, "gatehouse listening");
     const heldLock = lock;
     return {
       url,
@@ -127,7 +130,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
         // The message being handed to the SMTP server finishes and is recorded before the DB closes.
         await worker.stop();
         await opened.close();
-        heldLock.release();
+        heldLock?.release();
         logger.info("gatehouse stopped");
       },
     };

@@ -1,5 +1,6 @@
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { parsePostgresUrl } from "./store/postgres/database-url.js";
 import type { Synchronous } from "./store/sqlite/db.js";
 
 /** Gatehouse's configuration; every setting has an environment variable and a command-line flag. */
@@ -7,6 +8,10 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** PostgreSQL instead of the SQLite file in the data dir: several Gatehouse processes may share it. */
+  database?: { url: string; display: string };
+  /** The master key file; default `<dataDir>/master.key`. With PostgreSQL every replica reads the same key from here. */
+  masterKeyFile?: string;
   /** Base URL for links in mails and responses. */
   externalUrl: string;
   tls?: { certPath: string; keyPath: string };
@@ -59,6 +64,12 @@ const settings = {
   port: { flag: "port", env: "GATEHOUSE_PORT", help: "TCP port to listen on (0: any free port)", fallback: "8080" },
   host: { flag: "host", env: "GATEHOUSE_HOST", help: "address to listen on", fallback: "127.0.0.1" },
   dataDir: { flag: "data-dir", env: "GATEHOUSE_DATA_DIR", help: "directory for the database, the master key and admin.pat", fallback: "./data" },
+  databaseUrl: {
+    flag: "database-url",
+    env: "GATEHOUSE_DATABASE_URL",
+    help: "PostgreSQL URL (postgres://user:password@host:port/db) shared by replicas; default: SQLite in the data dir",
+  },
+  masterKeyFile: { flag: "master-key-file", env: "GATEHOUSE_MASTER_KEY_FILE", help: "master key file (default <data-dir>/master.key); required with --database-url" },
   externalUrl: { flag: "external-url", env: "GATEHOUSE_EXTERNAL_URL", help: "base URL for links in mails and responses (default: http(s)://host:port)" },
   tlsCert: { flag: "tls-cert", env: "GATEHOUSE_TLS_CERT", help: "PEM certificate file; with --tls-key serves TLS (HTTP/2 + HTTP/1.1 by ALPN)" },
   tlsKey: { flag: "tls-key", env: "GATEHOUSE_TLS_KEY", help: "PEM private key file for --tls-cert" },
@@ -137,10 +148,18 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
   } catch {
     throw new ConfigError(`${from(settings.externalUrl)} must be an absolute URL, got "${externalUrl}"`);
   }
+  const databaseUrl = read(settings.databaseUrl);
+  const database = databaseUrl !== undefined ? parsePostgresUrl(databaseUrl) : undefined;
+  if (databaseUrl !== undefined && database === undefined) throw new ConfigError(`${from(settings.databaseUrl)} must be a postgres:// or postgresql:// URL`);
+  const masterKeyFile = read(settings.masterKeyFile);
+  // Replicas share one database, so they must share its key: none may make up its own.
+  if (database && masterKeyFile === undefined) throw new ConfigError("--database-url (GATEHOUSE_DATABASE_URL) needs --master-key-file (GATEHOUSE_MASTER_KEY_FILE): every replica reads the same key");
   return {
     port,
     host,
     dataDir: resolve(required(settings.dataDir)),
+    ...(database ? { database } : {}),
+    ...(masterKeyFile !== undefined ? { masterKeyFile: resolve(masterKeyFile) } : {}),
     externalUrl,
     // Stryker disable next-line LogicalOperator: a certificate without a key (or the reverse) was refused above
     ...(certPath && keyPath ? { tls: { certPath, keyPath } } : {}),

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { dataFiles, describeSettings } from "../config.js";
 import { backupDatabase } from "./backup.js";
-import { migrateDataDir, recoverAdminToken } from "./maintenance.js";
+import { databaseName, migrateDataDir, recoverAdminToken } from "./maintenance.js";
 import { restoreDatabase } from "./restore.js";
 
 /** The package's version, from src/cli (tsx, tests) or dist/src/cli (the built command) alike. */
@@ -19,6 +19,9 @@ function packageVersion(): string {
 
 /** What a subcommand hands back to main.ts, the only place with process side effects. */
 export type CliOutcome = { kind: "serve"; argv: string[] } | { kind: "done"; lines: string[] };
+
+const databaseUrlOption = () =>
+  new Option("--database-url <url>", "a PostgreSQL database (postgres://…) instead of the data dir's SQLite file").env("GATEHOUSE_DATABASE_URL");
 
 const dataDirOption = () =>
   new Option("--data-dir <dir>", "the data dir (database, master key, admin.pat)").env("GATEHOUSE_DATA_DIR").default("./data");
@@ -54,9 +57,11 @@ export async function runCli(argv: string[]): Promise<CliOutcome> {
     .command("migrate")
     .description("apply pending database migrations and exit (for deploy pipelines)")
     .addOption(dataDirOption())
-    .action(async (options: { dataDir: string }) => {
-      await migrateDataDir(resolve(options.dataDir));
-      outcome = { kind: "done", lines: [`database ${dataFiles({ dataDir: resolve(options.dataDir) }).database} is migrated`] };
+    .addOption(databaseUrlOption())
+    .action(async (options: { dataDir: string; databaseUrl?: string }) => {
+      const target = { dataDir: resolve(options.dataDir), ...(options.databaseUrl !== undefined ? { databaseUrl: options.databaseUrl } : {}) };
+      await migrateDataDir(target);
+      outcome = { kind: "done", lines: [`database ${databaseName(target)} is migrated`] };
     });
 
   program
@@ -95,8 +100,9 @@ export async function runCli(argv: string[]): Promise<CliOutcome> {
     .command("recover-admin")
     .description("issue a new IAM_OWNER token for the admin user (re-creating it if gone) into admin.pat")
     .addOption(dataDirOption())
-    .action(async (options: { dataDir: string }) => {
-      const result = await recoverAdminToken(resolve(options.dataDir));
+    .addOption(databaseUrlOption())
+    .action(async (options: { dataDir: string; databaseUrl?: string }) => {
+      const result = await recoverAdminToken({ dataDir: resolve(options.dataDir), ...(options.databaseUrl !== undefined ? { databaseUrl: options.databaseUrl } : {}) });
       outcome = {
         kind: "done",
         lines: [`${result.userCreated ? "re-created the admin user and wrote" : "wrote"} a new IAM_OWNER token for it to ${result.tokenFile} (mode 0600)`],

@@ -44,15 +44,25 @@ export function readMasterKeyFile(path: string, advice: { unreadable: string; ma
  * its first start; a database without a probe (new, or older than the probe) gets one now.
  */
 export async function checkMasterKey(store: Store, key: Buffer, keyPath: string): Promise<void> {
-  const probe = await store.getMasterKeyProbe();
+  let probe = await store.getMasterKeyProbe();
   if (probe === undefined) {
     // Stryker disable next-line StringLiteral: the probe's content is never compared: that it opens under the key (its authentication tag) is the check
     await store.setMasterKeyProbe(sealSecret(key, "gatehouse", PROBE_CONTEXT));
-    return;
+    // Read back: a replica that started at the same time may have stored its probe first (the first one is kept), and
+    // this key must open that one.
+    probe = await store.getMasterKeyProbe();
   }
   try {
-    openSecret(key, probe, PROBE_CONTEXT);
+    openSecret(key, probe ?? "", PROBE_CONTEXT);
   } catch (error) {
     throw new StartupError(`master key ${keyPath} does not open this database's sealed data: use the key this data dir was created with`, { cause: error });
   }
+}
+
+/** The master key of a shared (PostgreSQL) database: read from the file every replica is given, never generated. */
+export function loadSharedMasterKey(keyPath: string): Buffer {
+  return readMasterKeyFile(keyPath, {
+    unreadable: "every replica of a shared database needs the same key file (--master-key-file); check its path, owner and mode",
+    malformed: "give every replica the same key file, 32 base64-encoded bytes (e.g. `openssl rand -base64 32`)",
+  });
 }

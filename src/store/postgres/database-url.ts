@@ -1,0 +1,11 @@
+/**
+ * A PostgreSQL connection URL (`postgres://` or `postgresql://`, libpq's form) as Gatehouse accepts it, and how it is
+ * shown: never with its password (logs, start-up errors).
+ */
+export function parsePostgresUrl(raw: string): { url: string; display: string } | undefined {
+  if (!URL.canParse(raw)) return undefined;
+  const parsed = new URL(raw);
+  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") return undefined;
+  if (parsed.password !== "") parsed.password = "***";
+  return { url: raw, display: parsed.toString() };
+}
