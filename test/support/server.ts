@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
@@ -7,6 +8,8 @@ import { type Gatehouse, startGatehouse } from "../../src/app.js";
 import { type Config, dataFiles, loadConfig } from "../../src/config.js";
 import type { Clock } from "../../src/support/clock.js";
 import { Clients } from "./clients.js";
+import { createTestDatabase } from "./postgres.js";
+import { testCluster } from "./postgres-cluster.js";
 
 /** A clock tests move by hand, to assert dates and expiry exactly. */
 export class TestClock implements Clock {
@@ -64,11 +67,26 @@ export interface TestServerOptions {
   config?: Partial<Config>;
 }
 
+/** A PostgreSQL database and shared key file for a data dir: made once, found again on a restart. */
+async function postgresFor(dataDir: string): Promise<Record<string, string>> {
+  const marker = join(dataDir, "postgres-url");
+  const keyFile = join(dataDir, "shared-master.key");
+  if (!existsSync(marker)) {
+    mkdirSync(dataDir, { recursive: true });
+    const database = await createTestDatabase(testCluster());
+    writeFileSync(marker, database.url);
+    writeFileSync(keyFile, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
+  }
+  return { GATEHOUSE_DATABASE_URL: readFileSync(marker, "utf8"), GATEHOUSE_MASTER_KEY_FILE: keyFile };
+}
+
 /** A real Gatehouse on 127.0.0.1, port 0, with a fresh data directory (or the given one, for restarts). */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "gatehouse-test-"));
+  // GATEHOUSE_TEST_ENGINE=postgres: the same tests on a fresh PostgreSQL database (a restart finds its data dir's).
+  const postgres = process.env["GATEHOUSE_TEST_ENGINE"] === "postgres" ? await postgresFor(dataDir) : {};
   const config: Config = {
-    ...loadConfig([], { GATEHOUSE_PORT: "0", GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_DB_SYNCHRONOUS: "NORMAL" }),
+    ...loadConfig([], { GATEHOUSE_PORT: "0", GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_DB_SYNCHRONOUS: "NORMAL", ...postgres }),
     ...options.config,
   };
   const logs = new LogCapture();
