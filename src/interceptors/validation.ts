@@ -38,13 +38,22 @@ function timeViolation(value: ReflectMessage, field: string): FieldViolation | u
   return { field, description: "must be a duration of at most ±315576000000 seconds, with nanos of the same sign below 10⁹", rule: "duration.range" };
 }
 
+/**
+ * U+0000 (NUL) is refused in every text of a request: it means nothing in a name, an address or a URL, it ends C
+ * strings in the tools that read logs and exports, and PostgreSQL's text cannot hold it (a request with one would
+ * fail in the store instead of being answered as the caller's mistake).
+ */
+function checkNoNul(value: string, field: string, violations: FieldViolation[]): void {
+  if (value.includes("\u0000")) violations.push({ field, description: "must not contain the character U+0000 (NUL)", rule: "string.no_nul" });
+}
+
 const isTime = (desc: DescMessage) => desc.typeName === "google.protobuf.Timestamp" || desc.typeName === "google.protobuf.Duration";
 
 /**
  * Walks a decoded request with reflection — nested messages, lists and map values, iteratively so
  * no nesting depth can exhaust the stack — trimming the fields of TRIMMED_FIELD_NAMES in place and
- * collecting a violation for every Timestamp or Duration out of range, with its path as the caller
- * wrote it (`tokens[2].expiration_date`, `labels["a"]`).
+ * collecting a violation for every Timestamp or Duration out of range and every text holding U+0000, with its path
+ * as the caller wrote it (`tokens[2].expiration_date`, `labels["a"]`).
  */
 export function normalizeRequest(desc: DescMessage, message: Message): FieldViolation[] {
   const violations: FieldViolation[] = [];
@@ -63,20 +72,29 @@ export function normalizeRequest(desc: DescMessage, message: Message): FieldViol
       const path = next.path + field.name;
       switch (field.fieldKind) {
         case "scalar":
-          if (field.scalar === ScalarType.STRING && TRIMMED_FIELD_NAMES.has(field.name)) current.set(field, (current.get(field) as string).trim());
+          if (field.scalar === ScalarType.STRING) {
+            if (TRIMMED_FIELD_NAMES.has(field.name)) current.set(field, (current.get(field) as string).trim());
+            checkNoNul(current.get(field) as string, path, violations);
+          }
           break;
         case "message":
           visit(current.get(field), path);
           break;
-        case "list":
-          if (field.listKind === "message") {
-            let index = 0;
-            for (const item of current.get(field)) visit(item as ReflectMessage, `${path}[${index++}]`);
+        case "list": {
+          let index = 0;
+          for (const item of current.get(field)) {
+            const itemPath = `${path}[${index++}]`;
+            if (field.listKind === "message") visit(item as ReflectMessage, itemPath);
+            else if (typeof item === "string") checkNoNul(item, itemPath, violations);
           }
           break;
+        }
         case "map":
-          if (field.mapKind === "message") {
-            for (const [key, value] of current.get(field)) visit(value as ReflectMessage, `${path}[${typeof key === "string" ? JSON.stringify(key) : String(key)}]`);
+          for (const [key, value] of current.get(field)) {
+            const entryPath = `${path}[${typeof key === "string" ? JSON.stringify(key) : String(key)}]`;
+            if (typeof key === "string") checkNoNul(key, entryPath, violations);
+            if (field.mapKind === "message") visit(value as ReflectMessage, entryPath);
+            else if (typeof value === "string") checkNoNul(value, entryPath, violations);
           }
           break;
       }

@@ -167,3 +167,27 @@ describe("a request whose rules cannot be evaluated", () => {
     expect(outcome).toMatchObject({ kind: "invalid_argument", reason: "request.invalid" });
   });
 });
+
+describe("a text holding U+0000 (NUL), anywhere in a request", () => {
+  it("is a violation naming where: a string field, an item of a list of strings, a map's key and its string value", () => {
+    const message = create(OtherKinds, {
+      displayName: ["fine", "a\u0000b"],
+      userName: { "k\u0000": "v", ok: "x\u0000" },
+      firstName: {},
+    } as never);
+    const violations = normalizeRequest(OtherKinds, message as never);
+    expect(violations.map((v) => [v.field, v.rule])).toEqual(
+      expect.arrayContaining([
+        ["display_name[1]", "string.no_nul"],
+        ['user_name["k\\u0000"]', "string.no_nul"],
+        ['user_name["ok"]', "string.no_nul"],
+      ]),
+    );
+    expect(violations).toHaveLength(3);
+  });
+
+  it("is none for texts without it", () => {
+    const message = create(OtherKinds, { displayName: ["a", "b"], userName: { k: "v" } } as never);
+    expect(normalizeRequest(OtherKinds, message as never)).toEqual([]);
+  });
+});

@@ -151,9 +151,8 @@ describe.each(storeEngines())("the store contract on $name", (engine) => {
     expect(Object.keys(first!.row).sort()).toEqual(["id", "instanceId", "name", "nameKey", "orgId", "state"]);
   });
 
-  // Known gap, pinned: PostgreSQL's text cannot hold U+0000 (SQLite's can), and only user names and emails refuse
-  // control characters before they reach the store — on PostgreSQL such a name fails the commit with the server's
-  // error (internal to the caller). To close at the API's validation (refuse U+0000 in every text field) for both engines.
+  // An engine difference, pinned: PostgreSQL's text cannot hold U+0000 (SQLite's can). No request brings one to the
+  // store: the validation interceptor refuses U+0000 in every text of a request (test/api/nul-in-text.test.ts).
   (engine.name === "postgres" ? it.fails : it)("stores text as given, also a U+0000 character", async () => {
     await store().commit(instance);
     await commit({ kind: "organization.insert", row: { id: "o-nul", instanceId: "i1", name: "a\u0000b", nameKey: "a\u0000b", state: "active" } });
