@@ -67,7 +67,7 @@ afterEach(async () => {
 });
 
 describe("review b284b90: a failed commit's answer reflects another process's unsynced commit", () => {
-  // BUG (src/store/sqlite/sqlite-commits.ts:120-127, durable() at :133): the conflict is computed from the other
+  // BUG (src/store/sqlite/sqlite-commits.ts:50-57 (the failed commit notes nothing), durable() at :63): the conflict is computed from the other
   // connection's commit, yet no sync is asked before the barrier resolves.
   it.fails("a uniqueness conflict with another process's commit is answered only after a sync of the log", async () => {
     const syncs = countedSyncs();
