@@ -27,7 +27,7 @@ export interface BenchOptions {
 }
 
 /** What `--scale` runs unless told otherwise: the reads and writes whose cost could grow with the data (and the no-op as the control). */
-export const SCALE_SCENARIOS = ["health", "get-project", "list-events", "update-application", "add-grant-member", "verify-email", "create-user-imported", "mixed"];
+export const SCALE_SCENARIOS = ["health", "get-project", "list-events", "list-users", "update-application", "add-grant-member", "verify-email", "create-user-imported", "mixed"];
 /** `--scale` runs on Connect JSON unless told otherwise: the flat line is the database's, not the protocol's. */
 export const SCALE_PROTOCOLS: Protocol[] = ["connect-json-http1"];
 export const DEFAULT_SCALE_USERS = 1_000_000;
@@ -111,7 +111,12 @@ export function parseOptions(argv: string[]): BenchOptions {
     keep: values.keep,
     traceSql: values["trace-sql"],
     protocols: values.protocols === undefined && scale ? [...SCALE_PROTOCOLS] : list(values.protocols, PROTOCOLS, "protocol"),
-    scenarios: values.scenarios === undefined && scale ? SCALE_SCENARIOS.filter((id) => allScenarios.includes(id)) : list(values.scenarios, allScenarios, "scenario"),
+    scenarios:
+      values.scenarios === undefined
+        ? scale
+          ? SCALE_SCENARIOS.filter((id) => allScenarios.includes(id))
+          : SCENARIOS.filter((s) => !s.scaleOnly).map((s) => s.id)
+        : list(values.scenarios, allScenarios, "scenario"),
     ...(scale ? { scale } : {}),
   };
 }

@@ -29,6 +29,8 @@ export interface Scenario {
   repeats?: boolean;
   /** Each request needs data made beforehand through the API (users, codes): sized from the write rate. */
   pooled?: boolean;
+  /** Not in a plain run unless named (`--scenarios`): its cost is the data's size, which only `--scale` varies. */
+  scaleOnly?: boolean;
   /** `count` requests, in the order they are to be sent (a run takes them in order). */
   requests(world: World, count: number): Promise<BenchRequest[]>;
 }
@@ -36,8 +38,9 @@ export interface Scenario {
 /** The imported hash of the README's example: stored as given, so its bcrypt cost does not matter. */
 const BCRYPT_HASH = "$2b$10$N9qo8uLOickgx2ZMRZoMyeIjZAgcfl7p92ldGxad68LJZdL17lhWy";
 export const PLAIN_PASSWORD = "Bench-Password-1!";
-/** ListEvents' page size. */
+/** ListEvents' and ListUsers' page sizes. */
 const LIST_EVENTS_PAGE = 100;
+const LIST_USERS_PAGE = 100;
 
 /**
  * Wrong codes and right codes go in blocks of this many users, all wrong ones then all right ones:
@@ -85,6 +88,19 @@ export const SCENARIOS: Scenario[] = [
       // 20 against a seeded log's 100 would compare different work.
       await world.ensureEvents(LIST_EVENTS_PAGE * 2);
       return times(count, () => request(EventService.method.listEvents, { pageSize: LIST_EVENTS_PAGE }));
+    },
+  },
+  {
+    id: "list-users",
+    title: "ListUsers (100)",
+    kind: "read",
+    repeats: true,
+    scaleOnly: true,
+    async requests(world, count) {
+      // The first page of the admin's organization: full, with a next one, on a fresh server too (200 users); a
+      // seeded one holds N / organizations (1 000) of them.
+      await world.ensureOrgUsers(LIST_USERS_PAGE * 2);
+      return times(count, () => request(UserService.method.listUsers, { pageSize: LIST_USERS_PAGE }));
     },
   },
   {

@@ -31,6 +31,8 @@ export interface World {
    * ListEvents must be as long on a fresh server as on a seeded one.
    */
   ensureEvents(count: number): Promise<void>;
+  /** At least `count` users in the admin's organization (new human users while it has fewer): a full ListUsers page. */
+  ensureOrgUsers(count: number): Promise<void>;
 }
 
 /** Runs `task(0..count-1)` with at most `concurrency` at once; results in index order. */
@@ -105,6 +107,16 @@ export async function createWorld(baseUrl: string, token: string): Promise<World
       const { details } = await admin.events.listEvents({ pageSize: 1 });
       const missing = count - Number(details?.totalResult ?? 0n);
       if (missing > 0) await inParallel(missing, SETUP_CONCURRENCY, () => admin.projects.createProject({ name: name("event") }));
+    },
+    async ensureOrgUsers(count) {
+      const { details } = await admin.users.listUsers({ pageSize: 1 });
+      const missing = count - Number(details?.totalResult ?? 0n);
+      if (missing > 0) {
+        await inParallel(missing, SETUP_CONCURRENCY, () => {
+          const userName = name("listed");
+          return admin.users.createHumanUser({ userName, profile: { firstName: "Bench", lastName: "Listed" }, email: { email: `${userName}@bench.example.com`, isEmailVerified: true } });
+        });
+      }
     },
     unverifiedUsers(count) {
       return inParallel(count, SETUP_CONCURRENCY, async () => {
