@@ -32,6 +32,14 @@ export function createReadWindows(sqlite: Database.Database, onOtherCommits: () 
     end.run();
   };
 
+  const noteOtherCommits = () => {
+    const version = dataVersion.get() as number;
+    if (version !== seenVersion) {
+      seenVersion = version;
+      onOtherCommits();
+    }
+  };
+
   return {
     /** Makes sure a window is open: every read of the store runs after this, in the same synchronous stretch. */
     enter(): void {
@@ -40,12 +48,13 @@ export function createReadWindows(sqlite: Database.Database, onOtherCommits: () 
       open = true;
       setImmediate(close);
       takeSnapshot.get();
-      const version = dataVersion.get() as number;
-      if (version !== seenVersion) {
-        seenVersion = version;
-        onOtherCommits();
-      }
+      noteOtherCommits();
     },
+    /**
+     * Notes other connections' commits now, outside any window: for what a write transaction saw without a window (a
+     * commit refused because of another process's row answers from that row, which must be durable first).
+     */
+    noteOtherCommits,
     /** Ends the open window, if any: before a write, and before the connection closes. */
     close,
     /** How many times another connection's commits were seen, as SQLite counts them (PRAGMA data_version). */

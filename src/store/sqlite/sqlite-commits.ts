@@ -52,6 +52,9 @@ export function createSqliteCommits(
       try {
         stored = commitTransaction.immediate(commit);
       } catch (error) {
+        // A refusal (a conflict, a stale expectation) may come from another process's commit that is not synced yet:
+        // the answer waits for it like any other (the durability barrier), so note it.
+        windows.noteOtherCommits();
         throw toDomainError(error);
       }
       groupSync?.noteCommit();

@@ -7,14 +7,11 @@ import { DomainError } from "../../src/domain/errors.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Commit, Store } from "../../src/store/store.js";
 
-// Review of b284b90 (read windows). Rule (group-commit.ts, sqlite-commits.ts): nothing leaves the process before the
-// state it reflects is durable — "an answer computed from another write's rows (a conflict, a read)" — and a commit
-// by another connection (`gatehouse recover-admin` beside the server) that this process can see is synced by the
-// next barrier. Before b284b90, durable() read PRAGMA data_version itself; now only a read window notes another
-// connection's commits. A commit's transaction (BEGIN IMMEDIATE) reads the newest state without opening a window,
-// so a commit that FAILS because of another process's unsynced commit (a uniqueness conflict, a stale
-// expected_sequence whose current_sequence names the other process's event) is answered without any sync:
-// durable() resolves at once.
+// sqlite-commits.ts / group-commit.ts: nothing leaves the process before the state it reflects is durable — also "an
+// answer computed from another write's rows (a conflict, a read)": a commit refused because of another connection's
+// commit (`gatehouse recover-admin` beside the server) that is not synced yet — a uniqueness conflict, a stale
+// expected_sequence naming the other process's event — is answered only after the next sync of the log. (Found in
+// review: a commit's own transaction sees other commits without a read window, which is where they were noted.)
 
 let dir: string;
 let store: Store | undefined;
@@ -69,7 +66,7 @@ afterEach(async () => {
 describe("review b284b90: a failed commit's answer reflects another process's unsynced commit", () => {
   // BUG (src/store/sqlite/sqlite-commits.ts:50-57 (the failed commit notes nothing), durable() at :63): the conflict is computed from the other
   // connection's commit, yet no sync is asked before the barrier resolves.
-  it.fails("a uniqueness conflict with another process's commit is answered only after a sync of the log", async () => {
+  it("a uniqueness conflict with another process's commit is answered only after a sync of the log", async () => {
     const syncs = countedSyncs();
     const s = (store = createSqliteStore({ path: path(), synchronous: "FULL", busyTimeoutMs: 1000, syncLog: syncs.syncLog }));
     await s.commit(setUp);
@@ -85,7 +82,7 @@ describe("review b284b90: a failed commit's answer reflects another process's un
     expect(syncs.state.asked).toBeGreaterThan(before);
   });
 
-  it.fails("a stale expected_sequence whose current_sequence is another process's event is answered only after a sync", async () => {
+  it("a stale expected_sequence whose current_sequence is another process's event is answered only after a sync", async () => {
     const syncs = countedSyncs();
     const s = (store = createSqliteStore({ path: path(), synchronous: "FULL", busyTimeoutMs: 1000, syncLog: syncs.syncLog }));
     const [created] = await s.commit(setUp);
