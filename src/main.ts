@@ -64,6 +64,8 @@ const stop = (signal: string) => {
 };
 process.on("SIGTERM", () => stop("SIGTERM"));
 process.on("SIGINT", () => stop("SIGINT"));
+// The terminal that started it went away: stop the same way (drained, the last log lines written), not killed.
+process.on("SIGHUP", () => stop("SIGHUP"));
 
 try {
   gatehouse = await startGatehouse({ config });

@@ -38,9 +38,10 @@ export function createBatchedLines(sink: { write(text: string): unknown }, maxBy
 let stdoutLines: ReturnType<typeof createBatchedLines> | undefined;
 
 /**
- * process.stdout, batched. What is pending is written when the process exits, however it exits (process.exit after a
- * fatal line included): a write to a file or pipe is synchronous on Linux, so it completes inside the exit handler.
- * Only a process killed outright (SIGKILL) loses the lines of its last turn.
+ * process.stdout, batched. What is pending is written when the process emits 'exit' — a normal end, process.exit
+ * (after a fatal line too), an uncaught exception; `gatehouse serve` turns SIGTERM, SIGINT and SIGHUP into a stop
+ * (src/main.ts). A write to a file, or to a pipe with room, completes inside the exit handler. A process ended by a
+ * signal it does not handle (SIGKILL, SIGQUIT, an abort) loses the lines of its last turn.
  */
 export function batchedStdout(): DestinationStream {
   if (!stdoutLines) {

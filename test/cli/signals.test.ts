@@ -175,3 +175,21 @@ describe("a server whose log reader has gone", () => {
     expect(existsSync(join(dataDir, "gatehouse.lock"))).toBe(false);
   });
 });
+
+describe("a server whose terminal went away (SIGHUP)", () => {
+  it("stops as on SIGTERM: drained, its last log lines written, exit 0, the data dir unlocked", async () => {
+    const dataDir = join(root, "hangup");
+    const server = spawnProgram(process.execPath, ["dist/src/main.js", "serve", "--port", "0", "--data-dir", dataDir]);
+    await server.waitForLog("gatehouse listening");
+    server.child.kill("SIGHUP");
+    const result = await server.waitForExit(20_000);
+    expect([result.code, result.signal]).toEqual([0, null]);
+    const messages = result.stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { msg: string; signal?: string });
+    expect(messages).toContainEqual(expect.objectContaining({ msg: "stopping: draining in-flight calls", signal: "SIGHUP" }));
+    expect(messages.at(-1)?.msg).toBe("gatehouse stopped");
+    expect(existsSync(join(dataDir, "gatehouse.lock"))).toBe(false);
+  });
+});
