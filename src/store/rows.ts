@@ -198,6 +198,13 @@ export interface OutboxRow {
   nextAttemptAt: number;
   createdAt: number;
   copiedAt: number | null;
+  /**
+   * The delivery worker (replica) that claimed the message (`Store.claimDueOutbox`), and until when: another worker may
+   * claim it once that time has passed. Null while never claimed, and again after a retry. Writers of new rows leave
+   * them out (a new message is unclaimed).
+   */
+  claimedBy?: string | null;
+  claimedUntil?: number | null;
 }
 
 export interface PasswordPolicyRow {

@@ -60,9 +60,16 @@ export type RowWrite =
   | { kind: "smtp.update"; instanceId: string; settings: Omit<SmtpConfigRow, "instanceId" | "passwordSealed">; dropPassword: boolean }
   | { kind: "smtp.setPassword"; instanceId: string; passwordSealed: string }
   | { kind: "smtp.delete"; instanceId: string }
-  | { kind: "outbox.sent"; id: string; attempts: number }
-  | { kind: "outbox.retry"; id: string; attempts: number; nextAttemptAt: number }
-  | { kind: "outbox.failed"; id: string; attempts: number }
+  /**
+   * With `owner` (the delivery worker always gives it), conditional: fails the commit (`store.condition_failed`) unless
+   * the message is still pending and claimed by `owner` (`claimDueOutbox`): a worker whose lease another one took over
+   * must not record the other's delivery. Without it (seeding, tests), unconditional.
+   */
+  | { kind: "outbox.sent"; id: string; attempts: number; owner?: string }
+  /** Conditional like `outbox.sent`; it also ends the claim, so whichever worker finds it due next may claim it. */
+  | { kind: "outbox.retry"; id: string; attempts: number; nextAttemptAt: number; owner?: string }
+  /** Conditional like `outbox.sent`. */
+  | { kind: "outbox.failed"; id: string; attempts: number; owner?: string }
   | { kind: "outbox.copied"; id: string; at: number }
   /**
    * With `checkedMemberships`, conditional: the commit fails (`store.condition_failed`) unless the
@@ -189,6 +196,15 @@ export function eventsFrom(lastSequence: number, fromSequence: number | undefine
   return Math.max(0, lastSequence - Math.max(fromSequence ?? 1, 1) + 1);
 }
 
+/** A delivery worker's claim on due outbox messages (`Store.claimDueOutbox`). */
+export interface OutboxClaim {
+  now: number;
+  limit: number;
+  leaseMs: number;
+  /** The claiming worker, unique per process (a replica). */
+  owner: string;
+}
+
 /** Which applications a list shows: those of one project, optionally only one state. */
 export interface ApplicationFilter {
   projectId: string;
@@ -274,6 +290,17 @@ export interface Store {
   listOutboxOfUser(userId: string): Promise<OutboxRow[]>;
   /** Pending messages due at `now`, oldest first. */
   listDueOutbox(now: number, limit: number): Promise<OutboxRow[]>;
+  /**
+   * Claims, atomically, up to `limit` pending messages due at `now` for the delivery worker `owner`, until `now + leaseMs`,
+   * and returns them claimed, oldest (queued first) first. A message is claimable while nobody holds it: never
+   * claimed, or its lease has ended (its worker died mid-send), or it is `owner`'s own (renewed). Of several workers
+   * claiming at once, each message goes to one (PostgreSQL: FOR UPDATE SKIP LOCKED). In order per recipient: a message
+   * of a user is claimed only together with every older pending message of that user, in the same claim — never while
+   * an older one is held by another worker, not yet due (a retry waits), or left out by `limit` — so one worker has a
+   * user's due messages at a time, in order. Messages that name no user are not ordered.
+   * Not an event: a claim is no domain state; what the worker then records (`outbox.sent`, …) is.
+   */
+  claimDueOutbox(claim: OutboxClaim): Promise<OutboxRow[]>;
   getSmtpConfig(instanceId: string): Promise<SmtpConfigRow | undefined>;
   listMembershipsOfUser(userId: string): Promise<MembershipRow[]>;
   findMembership(userId: string, level: MembershipRow["level"], scopeId: string): Promise<MembershipRow | undefined>;

@@ -124,7 +124,7 @@ describe.each(storeEngines())("the store contract on $name", (engine) => {
     expect(await store().findTokenById("t1")).toEqual({ id: "t1", userId: "h1", secretHash: "s", expiresAt, createdAt, issuerUserId: null });
     expect(await store().findCode("h1", "init")).toEqual({ id: "c1", userId: "h1", kind: "init", digest: "d", expiresAt: createdAt + 1, attempts: 0, usedAt: createdAt + 2 });
     expect(await store().listOutboxOfUser("h1")).toEqual([]);
-    expect(await store().listDueOutbox(createdAt, 10)).toEqual([{ id: "x1", instanceId: "i1", template: "t", recipient: "h@example.com", userId: null, messageSealed: "v1.m", status: "pending", attempts: 0, nextAttemptAt: createdAt, createdAt, copiedAt: null }]);
+    expect(await store().listDueOutbox(createdAt, 10)).toEqual([{ id: "x1", instanceId: "i1", template: "t", recipient: "h@example.com", userId: null, messageSealed: "v1.m", status: "pending", attempts: 0, nextAttemptAt: createdAt, createdAt, copiedAt: null, claimedBy: null, claimedUntil: null }]);
     expect(await store().listDueOutbox(createdAt - 1, 10)).toEqual([]);
     const app = await store().findApplicationById("a1");
     expect(app).toEqual({ id: "a1", projectId: "p1", name: "A", nameKey: "a", state: "inactive", type: "oidc", clientId: "cid", clientSecretHash: null, settings });

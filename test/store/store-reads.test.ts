@@ -61,6 +61,8 @@ const mail = (id: string, userId: string | null, nextAttemptAt: number, status: 
   nextAttemptAt,
   createdAt: 1000,
   copiedAt: null,
+  claimedBy: null,
+  claimedUntil: null,
 });
 
 describe.each(storeEngines())("reads and writes on $name", (engine) => {

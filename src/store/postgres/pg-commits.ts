@@ -1,10 +1,11 @@
 import { and, desc, eq, sql } from "drizzle-orm";
-import { changesAccess, checkExpectation, type Expectation, type Store } from "../store.js";
+import { changesAccess, checkExpectation, type Expectation, type OutboxClaim, type Store } from "../store.js";
 import type { PostgresDb, PostgresPools } from "./pg-db.js";
 import { toDomainError } from "./pg-errors.js";
 import type { createPostgresEventLog } from "./pg-events.js";
 import { applyPostgresWrite } from "./pg-writes.js";
-import { commitCounters, events, masterKeyProbe } from "./schema/index.js";
+import { rowColumns } from "./pg-columns.js";
+import { commitCounters, events, masterKeyProbe, outbox } from "./schema/index.js";
 
 /** The sequence of the aggregate's last event (0: it has none), read in the commit's transaction. */
 async function lastSequenceOf(tx: Pick<PostgresDb, "select">, expectation: Expectation): Promise<number> {
@@ -46,7 +47,7 @@ export function createPostgresCommits(
   db: PostgresDb,
   commitDb: PostgresDb,
   eventLog: ReturnType<typeof createPostgresEventLog>,
-): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "close"> {
+): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "claimDueOutbox" | "close"> {
   let closing: Promise<void> | undefined;
   return {
     async commit(commit) {
@@ -79,10 +80,44 @@ export function createPostgresCommits(
     async setMasterKeyProbe(sealed) {
       await commitDb.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing();
     },
+    // Not a commit: no events, no sequence, so it does not queue behind the commit lock; the row locks it takes are
+    // what keeps two workers (and a worker's outcome write) apart.
+    async claimDueOutbox(claim) {
+      const claimed = await commitDb
+        .update(outbox)
+        .set({ claimedBy: claim.owner, claimedUntil: claim.now + claim.leaseMs })
+        .where(sql`${outbox.id} IN (${claimableOutbox(claim)})`)
+        .returning({ ...rowColumns(outbox), position: outbox.position });
+      return claimed.sort((a, b) => a.position - b.position).map(({ position: _position, ...row }) => row);
+    },
     close() {
       // Once: a store may be closed twice (an error path and the stop), and pg refuses a second end().
       closing ??= Promise.all([pools.reads.end(), pools.commits.end()]).then(() => undefined);
       return closing;
     },
   };
+}
+
+/** A message row `alias` that `owner` may claim at `now` (see `Store.claimDueOutbox`), status aside. */
+const heldByNobodyElse = (alias: string, claim: OutboxClaim) =>
+  sql`${sql.raw(alias)}.next_attempt_at <= ${claim.now} AND (${sql.raw(alias)}.claimed_until IS NULL OR ${sql.raw(alias)}.claimed_until <= ${claim.now} OR ${sql.raw(alias)}.claimed_by = ${claim.owner})`;
+
+/**
+ * The ids of the messages a claim takes: pending, due, held by nobody else, with no older pending message of the same
+ * user that is not (a user's queue stops at the first one that is not yet due or held by another worker), the oldest
+ * first, at most `limit`, each row locked FOR UPDATE SKIP LOCKED: a message another worker is claiming right now is
+ * skipped, not waited for, and one whose claim committed meanwhile is judged again on its new version (READ
+ * COMMITTED), so it is never claimed twice. A row skipped that way may be an older message of a user whose newer one
+ * was locked: `kept` drops every message whose user has an older pending one outside this claim, so a worker never
+ * holds a user's newer message while another may hold an older one.
+ */
+function claimableOutbox(claim: OutboxClaim) {
+  return sql`WITH candidates AS MATERIALIZED (
+    SELECT m.id, m.user_id, m.position FROM outbox m WHERE m.status = 'pending' AND ${heldByNobodyElse("m", claim)} AND NOT EXISTS (
+      SELECT 1 FROM outbox o WHERE o.user_id = m.user_id AND o.status = 'pending' AND o.position < m.position AND NOT (${heldByNobodyElse("o", claim)})
+    ) ORDER BY m.position LIMIT ${claim.limit} FOR UPDATE OF m SKIP LOCKED
+  )
+  SELECT c.id FROM candidates c WHERE NOT EXISTS (
+    SELECT 1 FROM outbox o WHERE o.user_id = c.user_id AND o.status = 'pending' AND o.position < c.position AND o.id NOT IN (SELECT id FROM candidates)
+  )`;
 }

@@ -28,6 +28,17 @@ export type PostgresTx = Parameters<Parameters<PostgresDb["transaction"]>[0]>[0]
 /** How many rows an UPDATE or DELETE touched. */
 const changed = (result: { rowCount: number | null }) => result.rowCount ?? 0;
 
+type OutcomeWrite = Extract<RowWrite, { kind: "outbox.sent" | "outbox.retry" | "outbox.failed" }>;
+
+/** The message of an outcome; with an owner, only while it is still pending and that worker's claim (row-locked by the UPDATE). */
+const claimedBy = (write: OutcomeWrite) =>
+  and(eq(outbox.id, write.id), write.owner !== undefined ? and(eq(outbox.status, "pending"), eq(outbox.claimedBy, write.owner)) : undefined);
+
+/** An outcome recorded by a worker that no longer holds the message (another took over its lease) fails the commit. */
+const requireClaim = (write: OutcomeWrite, changes: number) => {
+  if (write.owner !== undefined && changes === 0) throw conditionFailed(`outbox message ${write.id} is no longer claimed by this worker`);
+};
+
 /** The one row of a count() query. */
 async function countOf(query: PromiseLike<{ n: number }[]>): Promise<number> {
   const [row] = await query;
@@ -242,13 +253,16 @@ export async function applyPostgresWrite(tx: PostgresTx, write: RowWrite): Promi
       await tx.delete(smtpConfigs).where(eq(smtpConfigs.instanceId, write.instanceId));
       return;
     case "outbox.sent":
-      await tx.update(outbox).set({ status: "sent", attempts: write.attempts }).where(eq(outbox.id, write.id));
+      requireClaim(write, changed(await tx.update(outbox).set({ status: "sent", attempts: write.attempts }).where(claimedBy(write))));
       return;
     case "outbox.retry":
-      await tx.update(outbox).set({ attempts: write.attempts, nextAttemptAt: write.nextAttemptAt }).where(eq(outbox.id, write.id));
+      requireClaim(
+        write,
+        changed(await tx.update(outbox).set({ attempts: write.attempts, nextAttemptAt: write.nextAttemptAt, claimedBy: null, claimedUntil: null }).where(claimedBy(write))),
+      );
       return;
     case "outbox.failed":
-      await tx.update(outbox).set({ status: "failed", attempts: write.attempts }).where(eq(outbox.id, write.id));
+      requireClaim(write, changed(await tx.update(outbox).set({ status: "failed", attempts: write.attempts }).where(claimedBy(write))));
       return;
     case "outbox.copied":
       await tx.update(outbox).set({ copiedAt: write.at }).where(eq(outbox.id, write.id));

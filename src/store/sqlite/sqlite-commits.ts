@@ -4,10 +4,11 @@ import { toDomainError } from "./sqlite-errors.js";
 import { type GatehouseDb, openLogSync, type SqliteOptions, syncsLog } from "./db.js";
 import { createGroupSync } from "./group-commit.js";
 import { createReadWindows } from "./read-window.js";
-import { masterKeyProbe } from "./schema/index.js";
+import { getTableColumns, sql } from "drizzle-orm";
+import { masterKeyProbe, outbox } from "./schema/index.js";
 import type { createSqliteEventLog } from "./sqlite-events.js";
 import { createSqliteWrites } from "./sqlite-writes.js";
-import { changesAccess, checkExpectation, type Commit, type Store } from "../store.js";
+import { changesAccess, checkExpectation, type Commit, type OutboxClaim, type Store } from "../store.js";
 
 /**
  * The write side of the SQLite store: commits (one short synchronous transaction each, BEGIN IMMEDIATE … COMMIT,
@@ -19,7 +20,7 @@ export function createSqliteCommits(
   db: GatehouseDb,
   eventLog: ReturnType<typeof createSqliteEventLog>,
   options: SqliteOptions,
-): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "close"> & { enterReads(): void } {
+): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "claimDueOutbox" | "close"> & { enterReads(): void } {
   const log = syncsLog(options.synchronous) ? openLogSync(sqlite) : undefined;
   const applyWrite = createSqliteWrites(db);
   const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
@@ -80,6 +81,19 @@ export function createSqliteCommits(
       groupSync?.noteCommit();
       await groupSync?.durable();
     },
+    async claimDueOutbox(claim) {
+      groupSync?.refuseIfFailed();
+      windows.close();
+      const claimed = db
+        .update(outbox)
+        .set({ claimedBy: claim.owner, claimedUntil: claim.now + claim.leaseMs })
+        .where(sql`rowid IN (${claimableOutbox(claim)})`)
+        .returning({ ...getTableColumns(outbox), position: sql<number>`rowid` })
+        .all();
+      // Not awaited: a claim lost to a power cut is only claimed again; the worker waits for durability before it sends.
+      groupSync?.noteCommit();
+      return claimed.sort((a, b) => a.position - b.position).map(({ position: _position, ...row }) => row);
+    },
     async close() {
       // A sync in flight finishes first; after a failed sync the database is left as it is on disk (no closing
       // checkpoint from the page cache): the process stops and the next start recovers the log.
@@ -90,4 +104,20 @@ export function createSqliteCommits(
       log?.close();
     },
   };
+}
+
+/** A message row `alias` that `owner` may claim at `now` (see `Store.claimDueOutbox`), status aside. */
+const heldByNobodyElse = (alias: string, claim: OutboxClaim) =>
+  sql`${sql.raw(alias)}.next_attempt_at <= ${claim.now} AND (${sql.raw(alias)}.claimed_until IS NULL OR ${sql.raw(alias)}.claimed_until <= ${claim.now} OR ${sql.raw(alias)}.claimed_by = ${claim.owner})`;
+
+/**
+ * The rowids of the messages a claim takes: pending, due, held by nobody else, with no older pending message of the
+ * same user that is not (its user's queue stops at the first one that is not yet due or held by another worker), the
+ * oldest first, at most `limit`. A user's claimable messages are a prefix of its queue and older ones sort first, so
+ * the limit never takes a message without the older ones of its user. One statement (one process per data dir).
+ */
+function claimableOutbox(claim: OutboxClaim) {
+  return sql`SELECT m.rowid FROM outbox m WHERE m.status = 'pending' AND ${heldByNobodyElse("m", claim)} AND NOT EXISTS (
+    SELECT 1 FROM outbox o WHERE o.user_id = m.user_id AND o.status = 'pending' AND o.rowid < m.rowid AND NOT (${heldByNobodyElse("o", claim)})
+  ) ORDER BY m.rowid LIMIT ${claim.limit}`;
 }

@@ -237,13 +237,16 @@ export function createSqliteWrites(db: GatehouseDb) {
         db.delete(smtpConfigs).where(eq(smtpConfigs.instanceId, write.instanceId)).run();
         return;
       case "outbox.sent":
-        db.update(outbox).set({ status: "sent", attempts: write.attempts }).where(eq(outbox.id, write.id)).run();
+        requireClaim(write, db.update(outbox).set({ status: "sent", attempts: write.attempts }).where(claimedBy(write)).run().changes);
         return;
       case "outbox.retry":
-        db.update(outbox).set({ attempts: write.attempts, nextAttemptAt: write.nextAttemptAt }).where(eq(outbox.id, write.id)).run();
+        requireClaim(
+          write,
+          db.update(outbox).set({ attempts: write.attempts, nextAttemptAt: write.nextAttemptAt, claimedBy: null, claimedUntil: null }).where(claimedBy(write)).run().changes,
+        );
         return;
       case "outbox.failed":
-        db.update(outbox).set({ status: "failed", attempts: write.attempts }).where(eq(outbox.id, write.id)).run();
+        requireClaim(write, db.update(outbox).set({ status: "failed", attempts: write.attempts }).where(claimedBy(write)).run().changes);
         return;
       case "outbox.copied":
         db.update(outbox).set({ copiedAt: write.at }).where(eq(outbox.id, write.id)).run();
@@ -255,6 +258,17 @@ export function createSqliteWrites(db: GatehouseDb) {
     }
   };
 }
+
+type OutcomeWrite = Extract<RowWrite, { kind: "outbox.sent" | "outbox.retry" | "outbox.failed" }>;
+
+/** The message of an outcome; with an owner, only while it is still pending and that worker's claim. */
+const claimedBy = (write: OutcomeWrite) =>
+  and(eq(outbox.id, write.id), write.owner !== undefined ? and(eq(outbox.status, "pending"), eq(outbox.claimedBy, write.owner)) : undefined);
+
+/** An outcome recorded by a worker that no longer holds the message (another took over its lease) fails the commit. */
+const requireClaim = (write: OutcomeWrite, changes: number) => {
+  if (write.owner !== undefined && changes === 0) throw conditionFailed(`outbox message ${write.id} is no longer claimed by this worker`);
+};
 
 /**
  * Whether a role, grant, project membership or application still names the project. Grant members

@@ -24,6 +24,9 @@ export const outbox = pgTable(
     createdAt: bigint("created_at", { mode: "number" }).notNull(),
     /** Set once a copy was written to the data directory's mail/ folder (no SMTP configured). */
     copiedAt: bigint("copied_at", { mode: "number" }),
+    /** The delivery worker that claimed the message (Store.claimDueOutbox); another may claim it after `claimedUntil`. */
+    claimedBy: text("claimed_by"),
+    claimedUntil: bigint("claimed_until", { mode: "number" }),
     position: position(),
   },
   (table) => [index("outbox_due").on(table.status, table.nextAttemptAt), index("outbox_user").on(table.userId)],

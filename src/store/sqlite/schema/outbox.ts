@@ -23,6 +23,9 @@ export const outbox = sqliteTable(
     createdAt: integer("created_at").notNull(),
     /** Set once a copy was written to the data directory's mail/ folder (no SMTP configured). */
     copiedAt: integer("copied_at"),
+    /** The delivery worker that claimed the message (Store.claimDueOutbox); another may claim it after `claimedUntil`. */
+    claimedBy: text("claimed_by"),
+    claimedUntil: integer("claimed_until"),
   },
   (table) => [index("outbox_due").on(table.status, table.nextAttemptAt), index("outbox_user").on(table.userId)],
 );
