@@ -1,6 +1,8 @@
+import { randomUUID } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Deps } from "../context.js";
+import { DomainError } from "../domain/errors.js";
 import { EventType } from "../events/types.js";
 import { smtpPasswordContext } from "../domain/smtp.js";
 import { SYSTEM_ACTOR } from "../events/event.js";
@@ -20,7 +22,26 @@ export interface DeliverySettings {
   /** Where copies go while no SMTP server is configured. */
   mailDir: string;
   smtp: SmtpClientOptions;
+  /** How many messages one pass claims (default CLAIM_BATCH). */
+  claimBatch?: number;
+  /** How long a claim holds them (default: `leaseFor(claimBatch, smtp.timeoutMs)`). */
+  leaseMs?: number;
 }
+
+/** Messages one pass claims: few, so the lease that must cover sending all of them stays short. */
+export const CLAIM_BATCH = 5;
+
+/**
+ * The lease of a claim of `batch` messages: each send is bounded by the SMTP client's timeouts (connecting, the
+ * greeting, then the relay's silence at any one step: three timeouts for a relay that stalls once), plus 2 s for the
+ * records. A worker killed mid-send leaves its messages to another once it has passed (at the default 10 s SMTP timeout
+ * and 5 messages, 152 s); a live worker whose lease ran out (a relay that trickles) may see its message sent again by
+ * another, and its own outcome is then refused (at-least-once at the SMTP boundary).
+ */
+export const leaseFor = (batch: number, smtpTimeoutMs: number) => batch * 3 * smtpTimeoutMs + 2_000;
+
+/** What became of one claimed message in a pass. */
+type Outcome = "sent" | "failed" | "retry" | "copied" | "lost";
 
 /**
  * Only a 5xx reply to the message itself (MAIL FROM, RCPT TO, DATA) is permanent: this server will
@@ -45,11 +66,22 @@ const describe = (error: unknown) => (error instanceof Error ? error.message : S
  * failed. A message is marked sent right after the server accepted it, so it is not sent again.
  * If that record fails, the acceptance is remembered and only the record is retried: a store
  * failure is not a failed delivery. (A crash in that window loses the memory: at-least-once.)
+ *
+ * Several replicas may run a worker on one database: each pass CLAIMS its messages first (`Store.claimDueOutbox`, a
+ * lease under this worker's own id), so each message is sent by the one worker that holds it, and a worker killed
+ * mid-send leaves it to another once the lease has passed. Every outcome is recorded only while the claim is still
+ * this worker's (`owner` on the write): a worker whose lease another took over records nothing. Per user, in order: a
+ * claim takes a user's messages only with every older pending one, and once one of them is not delivered in a pass
+ * (retried later, or taken over) the user's newer ones wait for the next pass.
  */
 export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metrics, settings: DeliverySettings) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
+  /** This worker, as the owner of its claims: one per process, never reused. */
+  const owner = randomUUID();
+  const claimBatch = settings.claimBatch ?? CLAIM_BATCH;
+  const leaseMs = settings.leaseMs ?? leaseFor(claimBatch, settings.smtp.timeoutMs);
   /** Mails the SMTP server accepted whose `sent` record has not committed yet, by outbox id. */
   const acceptedUnrecorded = new Map<string, { attempt: number; host: string; response: string }>();
 
@@ -62,6 +94,22 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
       events: [{ aggregateType: "notification", aggregateId: row.id, type, payload: { template: row.template, ...payload }, resourceOwner: row.instanceId }],
     });
 
+  /**
+   * Records an outcome of a message this worker claimed: false (nothing written) when the claim is no longer its own —
+   * its lease ended and another worker took the message over, which now decides and records it.
+   */
+  async function recordClaimed(row: OutboxRow, write: Extract<RowWrite, { kind: "outbox.sent" | "outbox.retry" | "outbox.failed" }>, type: string, payload: Record<string, unknown>) {
+    try {
+      await record(row, [{ ...write, owner }], type, payload);
+      return true;
+    } catch (error) {
+      if (!(error instanceof DomainError && error.reason === "store.condition_failed")) throw error;
+      acceptedUnrecorded.delete(row.id);
+      logger.warn({ outboxId: row.id, outcome: write.kind }, "mail's claim was taken over by another worker after its lease ended: its outcome is left to that worker");
+      return false;
+    }
+  }
+
   const outgoing = (row: OutboxRow, from: OutgoingMail["from"]): OutgoingMail => ({
     messageId: `<${row.id}@gatehouse>`,
     from,
@@ -71,24 +119,26 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
   });
 
   /** No SMTP server: keep the message pending, and leave a readable copy once. */
-  async function copyToMailDir(row: OutboxRow) {
-    if (row.copiedAt !== null) return;
+  async function copyToMailDir(row: OutboxRow): Promise<Outcome> {
+    if (row.copiedAt !== null) return "copied";
     const from = { name: "Gatehouse", address: `no-reply@${new URL(deps.externalUrl).hostname}` };
     mkdirSync(settings.mailDir, { recursive: true, mode: 0o700 });
     const file = join(settings.mailDir, `${new Date(row.createdAt).toISOString().replace(/[:.]/g, "-")}-${row.id}.eml`);
     writeFileSync(file, await renderEml(outgoing(row, from)), { mode: 0o600 });
     await record(row, [{ kind: "outbox.copied", id: row.id, at: deps.clock.now().getTime() }], EventType.notificationCopied, { file });
     logger.info({ outboxId: row.id, file }, "no SMTP configuration: mail copied to the data directory and kept pending");
+    return "copied";
   }
 
   /** Throws when the commit fails; the acceptance stays remembered so the next pass records it without sending. */
-  async function recordSent(row: OutboxRow, accepted: { attempt: number; host: string; response: string }) {
-    await record(row, [{ kind: "outbox.sent", id: row.id, attempts: accepted.attempt }], EventType.notificationSent, accepted);
+  async function recordSent(row: OutboxRow, accepted: { attempt: number; host: string; response: string }): Promise<Outcome> {
+    if (!(await recordClaimed(row, { kind: "outbox.sent", id: row.id, attempts: accepted.attempt }, EventType.notificationSent, accepted))) return "lost";
     acceptedUnrecorded.delete(row.id);
     metrics.mailDeliveries.inc({ result: "sent" });
+    return "sent";
   }
 
-  async function deliver(row: OutboxRow, config: SmtpConfigRow) {
+  async function deliver(row: OutboxRow, config: SmtpConfigRow): Promise<Outcome> {
     const unrecorded = acceptedUnrecorded.get(row.id);
     if (unrecorded) return recordSent(row, unrecorded);
     const attempt = row.attempts + 1;
@@ -99,49 +149,61 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
     } catch (error) {
       const reason = describe(error);
       if (isPermanent(error) || attempt >= settings.maxAttempts) {
-        await record(row, [{ kind: "outbox.failed", id: row.id, attempts: attempt }], EventType.notificationFailed, { attempt, host: config.host, error: reason });
+        const failed = { kind: "outbox.failed", id: row.id, attempts: attempt } as const;
+        if (!(await recordClaimed(row, failed, EventType.notificationFailed, { attempt, host: config.host, error: reason }))) return "lost";
         metrics.mailDeliveries.inc({ result: "failed" });
         logger.warn({ outboxId: row.id, attempt, error: reason }, "mail delivery failed for good");
-        return;
+        return "failed";
       }
       const delay = Math.min(3_600_000, settings.retryBaseMs * 2 ** (attempt - 1)) * (0.5 + Math.random());
       const nextAttemptAt = deps.clock.now().getTime() + Math.round(delay);
-      await record(row, [{ kind: "outbox.retry", id: row.id, attempts: attempt, nextAttemptAt }], EventType.notificationAttemptFailed, {
-        attempt,
-        host: config.host,
-        error: reason,
-        nextAttemptAt: new Date(nextAttemptAt).toISOString(),
-      });
+      const retry = { kind: "outbox.retry", id: row.id, attempts: attempt, nextAttemptAt } as const;
+      const payload = { attempt, host: config.host, error: reason, nextAttemptAt: new Date(nextAttemptAt).toISOString() };
+      if (!(await recordClaimed(row, retry, EventType.notificationAttemptFailed, payload))) return "lost";
       metrics.mailDeliveries.inc({ result: "retry" });
       logger.info({ outboxId: row.id, attempt, error: reason, retryInMs: Math.round(delay) }, "mail delivery failed; will retry");
-      return;
+      return "retry";
     }
     const accepted = { attempt, host: config.host, response };
     acceptedUnrecorded.set(row.id, accepted);
-    await recordSent(row, accepted);
+    return recordSent(row, accepted);
   }
 
-  /** One pass over the due messages, in order. */
-  async function runOnce(): Promise<void> {
-    const due = await deps.store.listDueOutbox(deps.clock.now().getTime(), 20);
-    for (const row of due) {
-      if (stopped) return;
+  /**
+   * One pass: claims due messages and delivers them, oldest first. Answers whether another pass should follow at once
+   * (the claim was full and something was delivered or recorded: more may be waiting).
+   */
+  async function runOnce(): Promise<boolean> {
+    const claimed = await deps.store.claimDueOutbox({ now: deps.clock.now().getTime(), limit: claimBatch, leaseMs, owner });
+    /** Users one of whose messages was not delivered in this pass: their newer messages wait (order per user). */
+    const waiting = new Set<string>();
+    let progressed = false;
+    for (const row of claimed) {
+      if (stopped) return false;
+      if (row.userId && waiting.has(row.userId)) continue;
       const config = await deps.store.getSmtpConfig(row.instanceId);
       // The message and the configuration it goes out with may be committed but not yet durable (group commit):
       // nothing is sent or copied before they are.
       await deps.store.durable();
-      if (config) await deliver(row, config);
-      else await copyToMailDir(row);
+      const copiedBefore = row.copiedAt !== null;
+      const outcome = config ? await deliver(row, config) : await copyToMailDir(row);
+      if ((outcome === "retry" || outcome === "lost") && row.userId) waiting.add(row.userId);
+      if (outcome !== "lost" && !(outcome === "copied" && copiedBefore)) progressed = true;
     }
+    return claimed.length === claimBatch && progressed;
   }
 
-  const schedule = () => {
-    if (!stopped) timer = setTimeout(tick, settings.pollMs);
+  const schedule = (more: boolean) => {
+    if (!stopped) timer = setTimeout(tick, more ? 0 : settings.pollMs);
   };
   const tick = () => {
+    let more = false;
     running = runOnce()
+      .then((again) => {
+        more = again;
+      })
       .catch((error: unknown) => logger.error({ err: error }, "delivery pass failed"))
-      .finally(schedule);
+      .finally(() => schedule(more));
   };
 
   return {

@@ -238,7 +238,7 @@ describe("a pass that fails", () => {
     let passes = 0;
     const store = new Proxy(real, {
       get(target, property, receiver) {
-        if (property === "listDueOutbox") {
+        if (property === "claimDueOutbox") {
           return () => {
             passes++;
             return Promise.reject(new Error("database is locked (test)"));

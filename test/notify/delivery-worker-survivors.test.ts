@@ -35,7 +35,7 @@ function storeOf(rows: OutboxRow[], config: SmtpConfigRow | undefined) {
   const commits: Commit[] = [];
   let passes = 0;
   const store = {
-    listDueOutbox: async () => {
+    claimDueOutbox: async () => {
       passes++;
       return rows.filter((row) => !commits.some((c) => c.writes.some((w) => "id" in w && w.id === row.id)));
     },
