@@ -52,7 +52,7 @@ export function openLogSync(sqlite: Database.Database): { sync: () => Promise<vo
   };
 }
 
-export type GatehouseDb = BetterSQLite3Database<typeof schema>;
+export type GatehouseDb = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
 const migrationsFolder = fileURLToPath(new URL("./migrations", import.meta.url));
 

@@ -1,8 +1,9 @@
-import { and, asc, count, desc, eq, gt, gte, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, gt, gte, inArray, sql, type SQL } from "drizzle-orm";
 import { AGGREGATE_TYPES, type NewEvent, type StoredEvent } from "../../events/event.js";
 import type { GatehouseDb } from "./db.js";
 import { events } from "./schema/index.js";
 import { toStoredEvent } from "../event-rows.js";
+import type { EventRow } from "../rows.js";
 import { type AggregateSpan, EVENT_COUNT_LIMIT, type EventFilter, eventsFrom, sequenceBound } from "../store.js";
 
 function conditions(filter: Omit<EventFilter, "limit">): SQL | undefined {
@@ -17,6 +18,11 @@ function conditions(filter: Omit<EventFilter, "limit">): SQL | undefined {
   if (filter.afterSequence !== undefined) parts.push(gt(events.sequence, sequenceBound(filter.afterSequence)));
   return and(...parts);
 }
+
+/** The columns of an event row under the names of EventRow (for the statements written in SQL here). */
+const EVENT_COLUMNS =
+  "sequence, instance_id AS instanceId, aggregate_type AS aggregateType, aggregate_id AS aggregateId, aggregate_version AS aggregateVersion, " +
+  "type, payload, actor, resource_owner AS resourceOwner, created_at AS createdAt";
 
 /** The event log on SQLite: append (inside the caller's transaction) and reads, with prepared hot paths. */
 export function createSqliteEventLog(db: GatehouseDb) {
@@ -42,16 +48,13 @@ export function createSqliteEventLog(db: GatehouseDb) {
     .returning({ sequence: events.sequence })
     .prepare();
   const lastSequence = db.select({ last: sql<number | null>`max(${events.sequence})` }).from(events).prepare();
-  const spanEdge = (order: typeof asc | typeof desc) => db.select().from(events).where(ofAggregate).orderBy(order(events.aggregateVersion)).limit(1).prepare();
-  const firstOf = spanEdge(asc);
-  const lastOf = spanEdge(desc);
-  const lastCreation = db
-    .select()
-    .from(events)
-    .where(and(ofAggregate, eq(events.type, sql.placeholder("createdBy"))))
-    .orderBy(desc(events.aggregateVersion))
-    .limit(1)
-    .prepare();
+  // The span's reads run for every read's details. Written with a literal LIMIT 1: with a bound limit (what drizzle's
+  // `.limit()` emits) SQLite ran each several times slower here (about 10 µs against 2).
+  const client = db.$client;
+  const ofOne = "FROM events WHERE aggregate_type = ? AND aggregate_id = ?";
+  const firstOf = client.prepare<[string, string], EventRow>(`SELECT ${EVENT_COLUMNS} ${ofOne} ORDER BY aggregate_version ASC LIMIT 1`);
+  const lastOf = client.prepare<[string, string], EventRow>(`SELECT ${EVENT_COLUMNS} ${ofOne} ORDER BY aggregate_version DESC LIMIT 1`);
+  const lastCreation = client.prepare<[string, string, string], EventRow>(`SELECT ${EVENT_COLUMNS} ${ofOne} AND type = ? ORDER BY aggregate_version DESC LIMIT 1`);
 
   return {
     /** Appends one event. Must run inside the commit's transaction (it is synchronous by design). */
@@ -87,8 +90,8 @@ export function createSqliteEventLog(db: GatehouseDb) {
     },
 
     span(type: string, id: string, createdBy?: string): AggregateSpan | undefined {
-      const first = createdBy === undefined ? firstOf.get({ type, id }) : lastCreation.get({ type, id, createdBy });
-      const last = lastOf.get({ type, id });
+      const first = createdBy === undefined ? firstOf.get(type, id) : lastCreation.get(type, id, createdBy);
+      const last = lastOf.get(type, id);
       return first && last ? { first: toStoredEvent(first), last: toStoredEvent(last) } : undefined;
     },
   };
