@@ -9,6 +9,11 @@ import type { Logger } from "./support/logger.js";
  * token to `tokenPath` (mode 0600). The file is written BEFORE the commit and renamed into place
  * after it, so a committed admin always has its token on disk and a failed commit leaves no stray
  * token. A database that is already bootstrapped is left alone.
+ *
+ * Replicas starting together on an empty shared database may all find no instance: the database allows one
+ * (`instances_single`), so one bootstrap commits and the others fail. A replica whose bootstrap failed while an
+ * instance now exists lost that race: it writes no token (its admin was never stored) and serves the winner's
+ * instance, whose token is in the winner's data dir.
  */
 export async function ensureBootstrapped(deps: Deps, tokenPath: string, logger: Logger): Promise<void> {
   if (await deps.store.getInstance()) {
@@ -16,8 +21,16 @@ export async function ensureBootstrapped(deps: Deps, tokenPath: string, logger: 
     return;
   }
   const token = issueToken(deps.ids.next());
-  const result = await withPrivateFileAround(tokenPath, `${token.token}\n`, () =>
-    bootstrapInstance(deps, { instanceName: "Gatehouse", organizationName: "Gatehouse", adminUserName: "admin", adminToken: token }),
-  );
+  let result: Awaited<ReturnType<typeof bootstrapInstance>>;
+  try {
+    result = await withPrivateFileAround(tokenPath, `${token.token}\n`, () =>
+      bootstrapInstance(deps, { instanceName: "Gatehouse", organizationName: "Gatehouse", adminUserName: "admin", adminToken: token }),
+    );
+  } catch (error) {
+    const winner = await deps.store.getInstance();
+    if (!winner) throw error;
+    logger.info({ instanceId: winner.id }, "another replica bootstrapped the instance at the same time; its admin token is in that replica's data dir");
+    return;
+  }
   logger.info({ ...result, tokenFile: tokenPath }, "bootstrapped a new instance; the admin token is in tokenFile");
 }

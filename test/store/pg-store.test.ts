@@ -119,17 +119,19 @@ describe("the server's errors", () => {
     await open(url);
     const a = await client(url);
     const b = await client(url);
-    await a.query("INSERT INTO instances (id, name, default_org_id) VALUES ('x', 'X', 'o'), ('y', 'Y', 'o')");
+    // Two rows of a table of its own (the schema's instances table holds one row only).
+    await a.query("CREATE TABLE deadlock_rows (id text PRIMARY KEY, name text NOT NULL)");
+    await a.query("INSERT INTO deadlock_rows (id, name) VALUES ('x', 'X'), ('y', 'Y')");
     for (const session of [a, b]) await session.query("SET deadlock_timeout = '20ms'");
     await a.query("BEGIN");
     await b.query("BEGIN");
-    await a.query("UPDATE instances SET name = 'A' WHERE id = 'x'");
-    await b.query("UPDATE instances SET name = 'B' WHERE id = 'y'");
-    const first = a.query("UPDATE instances SET name = 'A' WHERE id = 'y'").then(
+    await a.query("UPDATE deadlock_rows SET name = 'A' WHERE id = 'x'");
+    await b.query("UPDATE deadlock_rows SET name = 'B' WHERE id = 'y'");
+    const first = a.query("UPDATE deadlock_rows SET name = 'A' WHERE id = 'y'").then(
       () => undefined,
       (error: unknown) => error,
     );
-    const second = b.query("UPDATE instances SET name = 'B' WHERE id = 'x'").then(
+    const second = b.query("UPDATE deadlock_rows SET name = 'B' WHERE id = 'x'").then(
       () => undefined,
       (error: unknown) => error,
     );
@@ -140,9 +142,9 @@ describe("the server's errors", () => {
     expect(toDomainError(deadlock)).toMatchObject({ kind: "unavailable", reason: "store.busy" });
 
     await a.query("BEGIN ISOLATION LEVEL REPEATABLE READ");
-    await a.query("SELECT name FROM instances WHERE id = 'x'");
-    await b.query("UPDATE instances SET name = 'changed' WHERE id = 'x'");
-    const serialization = await rejection(a.query("UPDATE instances SET name = 'A' WHERE id = 'x'"));
+    await a.query("SELECT name FROM deadlock_rows WHERE id = 'x'");
+    await b.query("UPDATE deadlock_rows SET name = 'changed' WHERE id = 'x'");
+    const serialization = await rejection(a.query("UPDATE deadlock_rows SET name = 'A' WHERE id = 'x'"));
     await a.query("ROLLBACK");
     expect(serialization).toMatchObject({ code: "40001" });
     expect(toDomainError(serialization)).toMatchObject({ kind: "unavailable", reason: "store.busy" });

@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX `instances_single` ON `instances` ((1));
