@@ -1,23 +1,13 @@
-import { and, asc, count, eq, gt, gte, inArray, sql, type SQL } from "drizzle-orm";
-import { AGGREGATE_TYPES, type NewEvent, type StoredEvent } from "../../events/event.js";
+import { and, asc, count, eq, sql } from "drizzle-orm";
+import type { NewEvent, StoredEvent } from "../../events/event.js";
+import { eventConditions } from "../event-filter.js";
 import type { GatehouseDb } from "./db.js";
 import { events } from "./schema/index.js";
 import { toStoredEvent } from "../event-rows.js";
 import type { EventRow } from "../rows.js";
-import { type AggregateSpan, EVENT_COUNT_LIMIT, type EventFilter, eventsFrom, sequenceBound } from "../store.js";
+import { type AggregateSpan, EVENT_COUNT_LIMIT, type EventFilter, eventsFrom } from "../store.js";
 
-function conditions(filter: Omit<EventFilter, "limit">): SQL | undefined {
-  const parts: SQL[] = [];
-  if (filter.aggregateType) parts.push(eq(events.aggregateType, filter.aggregateType));
-  if (filter.aggregateId) parts.push(eq(events.aggregateId, filter.aggregateId));
-  // An id without its type is still looked up through the (type, id, version) index, type by type: no index starts
-  // with the id, and reading the whole log for one object is work any reader of it could ask for.
-  if (filter.aggregateId && !filter.aggregateType) parts.push(inArray(events.aggregateType, [...AGGREGATE_TYPES]));
-  if (filter.resourceOwner) parts.push(eq(events.resourceOwner, filter.resourceOwner));
-  if (filter.fromSequence !== undefined) parts.push(gte(events.sequence, sequenceBound(filter.fromSequence)));
-  if (filter.afterSequence !== undefined) parts.push(gt(events.sequence, sequenceBound(filter.afterSequence)));
-  return and(...parts);
-}
+const conditions = (filter: Omit<EventFilter, "limit">) => eventConditions(events, filter);
 
 /** The columns of an event row under the names of EventRow (for the statements written in SQL here). */
 const EVENT_COLUMNS =
