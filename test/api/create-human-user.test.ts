@@ -1,7 +1,5 @@
 import { Code } from "@connectrpc/connect";
-import Database from "better-sqlite3";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { IdentityProviderService } from "../../gen/gatehouse/admin/v1/identity_provider_pb.js";
@@ -14,6 +12,7 @@ import { PROTOCOLS, type Protocol } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { emailCodeIn, lastMailTo, queuedMails } from "../support/outbox.js";
 import { useTestServer } from "../support/server.js";
+import { storedRow } from "../support/stored-rows.js";
 
 const t = useTestServer();
 type Request = MessageInitShape<typeof CreateHumanUserRequestSchema>;
@@ -116,20 +115,12 @@ describe("CreateHumanUser rules", () => {
   });
 
   it("hashes a plain password with argon2id and stores an imported hash as given", async () => {
-    const db = () => new Database(join(t.server.dataDir, "gatehouse.db"), { readonly: true });
-    const hashOf = (userId: string) => {
-      const handle = db();
-      try {
-        return (handle.prepare("select password_hash as h from users where id = ?").get(userId) as { h: string }).h;
-      } finally {
-        handle.close();
-      }
-    };
+    const hashOf = async (userId: string) => (await storedRow<{ h: string }>(t.server, "select password_hash as h from users where id = ?", userId)).h;
     const { userId: plain } = await users().createHumanUser(human({ password: "Sup3r-secret!" }));
-    expect(hashOf(plain)).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(await hashOf(plain)).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
     for (const fixture of fixtures.hashes) {
       const { userId } = await users("grpc-h2c").createHumanUser(human({ hashedPassword: { value: fixture.hash } }));
-      expect(hashOf(userId)).toBe(fixture.hash);
+      expect(await hashOf(userId)).toBe(fixture.hash);
       const { user } = await users().getUser({ userId });
       expect(user?.type).toMatchObject({ case: "human", value: { hasPassword: true } });
       expect(text(user)).not.toContain(fixture.hash);
@@ -161,9 +152,7 @@ describe("CreateHumanUser rules", () => {
   it("imports a TOTP secret sealed, and rejects one that is not base32", async () => {
     const { userId } = await users().createHumanUser(human({ otpCode: "JBSWY3DPEHPK3PXP" }));
     expect((await users().getUser({ userId })).user?.type).toMatchObject({ case: "human", value: { otpConfigured: true } });
-    const handle = new Database(join(t.server.dataDir, "gatehouse.db"), { readonly: true });
-    const row = handle.prepare("select otp_secret_sealed as s from users where id = ?").get(userId) as { s: string };
-    handle.close();
+    const row = await storedRow<{ s: string }>(t.server, "select otp_secret_sealed as s from users where id = ?", userId);
     expect(row.s).toMatch(/^v1\./);
     expect(row.s).not.toContain("JBSWY3DPEHPK3PXP");
     expect(await failure(users().createHumanUser(human({ otpCode: "not-base32!" })))).toMatchObject({ reason: "otp.invalid", fields: ["otp_code"] });
@@ -195,9 +184,7 @@ describe("CreateHumanUser rules", () => {
     expect(link.searchParams.get("userID")).toBe(userId);
     expect(link.searchParams.get("orgID")).toBe(details?.resourceOwner);
     expect(link.searchParams.get("code")).toMatch(/^[A-Z0-9]{12}$/);
-    const handle = new Database(join(t.server.dataDir, "gatehouse.db"), { readonly: true });
-    const row = handle.prepare("select id, digest, expires_at as e from one_time_codes where user_id = ? and kind = 'passwordless'").get(userId) as { id: string; digest: string; e: number };
-    handle.close();
+    const row = await storedRow<{ id: string; digest: string; e: number }>(t.server, "select id, digest, expires_at as e from one_time_codes where user_id = ? and kind = 'passwordless'", userId);
     expect(row.id).toBe(link.searchParams.get("codeID"));
     // The stored value is the keyed digest of the mailed code (so never the code itself).
     expect(row.digest).toBe(codeDigest(t.server.gatehouse.deps.masterKey, "passwordless", row.id, link.searchParams.get("code")!));

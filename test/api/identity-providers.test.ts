@@ -1,7 +1,4 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import Database from "better-sqlite3";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { IdentityProviderService, StylingType } from "../../gen/gatehouse/admin/v1/identity_provider_pb.js";
@@ -11,6 +8,7 @@ import { openSecret } from "../../src/support/secret-box.js";
 import { PROTOCOLS, type Protocol } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
+import { masterKeyOf, storedRow } from "../support/stored-rows.js";
 import { createActor } from "../support/world.js";
 
 const t = useTestServer();
@@ -49,12 +47,10 @@ describe("creating and reading identity providers", () => {
 
   it("stores the client secret sealed with the master key, bound to its provider", async () => {
     const { idpId } = await create("Sealed SSO");
-    const db = new Database(join(t.server.dataDir, "gatehouse.db"), { readonly: true });
-    const row = db.prepare("select client_secret_sealed as sealed from identity_providers where id = ?").get(idpId) as { sealed: string };
-    db.close();
+    const row = await storedRow<{ sealed: string }>(t.server, "select client_secret_sealed as sealed from identity_providers where id = ?", idpId);
     expect(row.sealed).toMatch(/^v1\./);
     expect(row.sealed).not.toContain(SECRET);
-    const key = Buffer.from(readFileSync(join(t.server.dataDir, "master.key"), "utf8").trim(), "base64");
+    const key = masterKeyOf(t.server);
     expect(openSecret(key, row.sealed, idpSecretContext(idpId))).toBe(SECRET);
     expect(() => openSecret(key, row.sealed, idpSecretContext("another-idp"))).toThrow();
   });

@@ -7,6 +7,7 @@ import { PROTOCOLS, type Protocol } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { emailCodeIn, lastMailTo } from "../support/outbox.js";
 import { useTestServer } from "../support/server.js";
+import { storedRow } from "../support/stored-rows.js";
 import { createActor } from "../support/world.js";
 
 const t = useTestServer();
@@ -138,10 +139,7 @@ describe("VerifyEmail under concurrent guessing", () => {
     await Promise.allSettled(guesses.map((verificationCode) => admin("grpc-h2c").verifyEmail({ userId, verificationCode })));
     // However the 30 raced, the code is void now: the right code no longer works.
     expect(await failure(admin().verifyEmail({ userId, verificationCode: code }))).toMatchObject({ code: Code.FailedPrecondition, reason: "email_code.exhausted" });
-    const handle = (await import("better-sqlite3")).default;
-    const db = new handle(`${t.server.dataDir}/gatehouse.db`, { readonly: true });
-    const row = db.prepare("select attempts from one_time_codes where user_id = ? and kind = 'email'").get(userId) as { attempts: number };
-    db.close();
+    const row = await storedRow<{ attempts: number }>(t.server, "select attempts from one_time_codes where user_id = ? and kind = 'email'", userId);
     expect(row.attempts).toBe(5);
   });
 });
