@@ -174,7 +174,11 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
    * (the claim was full and something was delivered or recorded: more may be waiting).
    */
   async function runOnce(): Promise<boolean> {
-    const claimed = await deps.store.claimDueOutbox({ now: deps.clock.now().getTime(), limit: claimBatch, leaseMs, owner });
+    // Without an SMTP configuration, messages copied already stay parked: claiming them again each pass would fill every
+    // claim with them, and a newer message would never get its copy.
+    const instance = await deps.store.getInstance();
+    const skipCopied = instance === undefined || (await deps.store.getSmtpConfig(instance.id)) === undefined;
+    const claimed = await deps.store.claimDueOutbox({ now: deps.clock.now().getTime(), limit: claimBatch, leaseMs, owner, skipCopied });
     /** Users one of whose messages was not delivered in this pass: their newer messages wait (order per user). */
     const waiting = new Set<string>();
     let progressed = false;

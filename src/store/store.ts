@@ -203,6 +203,11 @@ export interface OutboxClaim {
   leaseMs: number;
   /** The claiming worker, unique per process (a replica). */
   owner: string;
+  /**
+   * Leave out the messages already copied to the mail dir (no SMTP configuration exists): they wait, parked, for an
+   * SMTP server, and neither fill the claim nor hold back their user's newer messages, which get copied in turn.
+   */
+  skipCopied?: boolean;
 }
 
 /** Which applications a list shows: those of one project, optionally only one state. */

@@ -35,9 +35,11 @@ function storeOf(rows: OutboxRow[], config: SmtpConfigRow | undefined) {
   const commits: Commit[] = [];
   let passes = 0;
   const store = {
-    claimDueOutbox: async () => {
+    claimDueOutbox: async () => rows.filter((row) => !commits.some((c) => c.writes.some((w) => "id" in w && w.id === row.id))),
+    // A pass begins by reading the instance (is there an SMTP configuration?): counted here.
+    getInstance: async () => {
       passes++;
-      return rows.filter((row) => !commits.some((c) => c.writes.some((w) => "id" in w && w.id === row.id)));
+      return { id: "instance-1", name: "I", defaultOrgId: "org-1" };
     },
     getSmtpConfig: async () => config,
     commit: async (commit: Commit) => {

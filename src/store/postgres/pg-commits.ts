@@ -98,6 +98,10 @@ export function createPostgresCommits(
   };
 }
 
+/** A message row `alias` still queued for delivery: pending, and not parked as copied when the claim skips those. */
+const queued = (alias: string, claim: OutboxClaim) =>
+  claim.skipCopied ? sql`${sql.raw(alias)}.status = 'pending' AND ${sql.raw(alias)}.copied_at IS NULL` : sql`${sql.raw(alias)}.status = 'pending'`;
+
 /** A message row `alias` that `owner` may claim at `now` (see `Store.claimDueOutbox`), status aside. */
 const heldByNobodyElse = (alias: string, claim: OutboxClaim) =>
   sql`${sql.raw(alias)}.next_attempt_at <= ${claim.now} AND (${sql.raw(alias)}.claimed_until IS NULL OR ${sql.raw(alias)}.claimed_until <= ${claim.now} OR ${sql.raw(alias)}.claimed_by = ${claim.owner})`;
@@ -113,11 +117,11 @@ const heldByNobodyElse = (alias: string, claim: OutboxClaim) =>
  */
 function claimableOutbox(claim: OutboxClaim) {
   return sql`WITH candidates AS MATERIALIZED (
-    SELECT m.id, m.user_id, m.position FROM outbox m WHERE m.status = 'pending' AND ${heldByNobodyElse("m", claim)} AND NOT EXISTS (
-      SELECT 1 FROM outbox o WHERE o.user_id = m.user_id AND o.status = 'pending' AND o.position < m.position AND NOT (${heldByNobodyElse("o", claim)})
+    SELECT m.id, m.user_id, m.position FROM outbox m WHERE ${queued("m", claim)} AND ${heldByNobodyElse("m", claim)} AND NOT EXISTS (
+      SELECT 1 FROM outbox o WHERE o.user_id = m.user_id AND ${queued("o", claim)} AND o.position < m.position AND NOT (${heldByNobodyElse("o", claim)})
     ) ORDER BY m.position LIMIT ${claim.limit} FOR UPDATE OF m SKIP LOCKED
   )
   SELECT c.id FROM candidates c WHERE NOT EXISTS (
-    SELECT 1 FROM outbox o WHERE o.user_id = c.user_id AND o.status = 'pending' AND o.position < c.position AND o.id NOT IN (SELECT id FROM candidates)
+    SELECT 1 FROM outbox o WHERE o.user_id = c.user_id AND ${queued("o", claim)} AND o.position < c.position AND o.id NOT IN (SELECT id FROM candidates)
   )`;
 }

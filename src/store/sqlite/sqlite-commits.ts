@@ -106,6 +106,10 @@ export function createSqliteCommits(
   };
 }
 
+/** A message row `alias` still queued for delivery: pending, and not parked as copied when the claim skips those. */
+const queued = (alias: string, claim: OutboxClaim) =>
+  claim.skipCopied ? sql`${sql.raw(alias)}.status = 'pending' AND ${sql.raw(alias)}.copied_at IS NULL` : sql`${sql.raw(alias)}.status = 'pending'`;
+
 /** A message row `alias` that `owner` may claim at `now` (see `Store.claimDueOutbox`), status aside. */
 const heldByNobodyElse = (alias: string, claim: OutboxClaim) =>
   sql`${sql.raw(alias)}.next_attempt_at <= ${claim.now} AND (${sql.raw(alias)}.claimed_until IS NULL OR ${sql.raw(alias)}.claimed_until <= ${claim.now} OR ${sql.raw(alias)}.claimed_by = ${claim.owner})`;
@@ -117,7 +121,7 @@ const heldByNobodyElse = (alias: string, claim: OutboxClaim) =>
  * the limit never takes a message without the older ones of its user. One statement (one process per data dir).
  */
 function claimableOutbox(claim: OutboxClaim) {
-  return sql`SELECT m.rowid FROM outbox m WHERE m.status = 'pending' AND ${heldByNobodyElse("m", claim)} AND NOT EXISTS (
-    SELECT 1 FROM outbox o WHERE o.user_id = m.user_id AND o.status = 'pending' AND o.rowid < m.rowid AND NOT (${heldByNobodyElse("o", claim)})
+  return sql`SELECT m.rowid FROM outbox m WHERE ${queued("m", claim)} AND ${heldByNobodyElse("m", claim)} AND NOT EXISTS (
+    SELECT 1 FROM outbox o WHERE o.user_id = m.user_id AND ${queued("o", claim)} AND o.rowid < m.rowid AND NOT (${heldByNobodyElse("o", claim)})
   ) ORDER BY m.rowid LIMIT ${claim.limit}`;
 }
