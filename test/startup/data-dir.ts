@@ -1,4 +1,5 @@
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import Database from "better-sqlite3";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll } from "vitest";
@@ -61,12 +62,19 @@ export async function bootstrappedDataDir(dataDir: string, options: { probe?: bo
 /** The mode bits of a file (0o600 …). */
 export const modeOf = (stat: { mode: number }) => stat.mode & 0o777;
 
-/** Overwrites two pages in the middle of a database file with 0xff, as a failing disk would. */
+/**
+ * Overwrites two pages in the middle of a database file with 0xff, as a failing disk would: from the first page of the
+ * event log on (a table every bootstrapped database fills), so that whatever reads the rows finds them damaged —
+ * index pages alone would not do, since a copy (VACUUM INTO) rebuilds indexes from the rows without reading them.
+ */
 export function damagePages(database: string): void {
-  const size = statSync(database).size;
+  const db = new Database(database, { readonly: true });
+  const pageSize = db.pragma("page_size", { simple: true }) as number;
+  const [events] = db.prepare("SELECT pageno FROM dbstat WHERE name = 'events' ORDER BY pageno LIMIT 1").all() as { pageno: number }[];
+  db.close();
   const fd = openSync(database, "r+");
   try {
-    writeSync(fd, Buffer.alloc(8192, 0xff), 0, 8192, Math.floor(size / 2 / 4096) * 4096);
+    writeSync(fd, Buffer.alloc(2 * pageSize, 0xff), 0, 2 * pageSize, (events!.pageno - 1) * pageSize);
   } finally {
     closeSync(fd);
   }
