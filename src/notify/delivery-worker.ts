@@ -215,11 +215,15 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
       stopped = false;
       tick();
     },
-    /** Stops polling and waits for the message being sent, so nothing is cut mid-delivery. */
+    /**
+     * Stops polling and waits for the message being sent, so nothing is cut mid-delivery; then hands back what this
+     * worker claimed and did not get to, so another replica need not wait for the lease to end.
+     */
     async stop() {
       stopped = true;
       clearTimeout(timer);
       await running;
+      await deps.store.releaseOutboxClaims(owner).catch((error: unknown) => logger.warn({ err: error }, "could not release the mails this worker claimed; they wait for their lease to end"));
     },
     runOnce,
   };

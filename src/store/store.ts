@@ -306,6 +306,8 @@ export interface Store {
    * Not an event: a claim is no domain state; what the worker then records (`outbox.sent`, …) is.
    */
   claimDueOutbox(claim: OutboxClaim): Promise<OutboxRow[]>;
+  /** Ends every claim `owner` still holds on a pending message (its worker is stopping): any worker may take them now. */
+  releaseOutboxClaims(owner: string): Promise<void>;
   getSmtpConfig(instanceId: string): Promise<SmtpConfigRow | undefined>;
   listMembershipsOfUser(userId: string): Promise<MembershipRow[]>;
   findMembership(userId: string, level: MembershipRow["level"], scopeId: string): Promise<MembershipRow | undefined>;

@@ -127,6 +127,31 @@ describe("a user's mails within one pass", () => {
   });
 });
 
+describe("stopping", () => {
+  it("hands back the mails the worker claimed and did not get to: another worker sends them at once, not after the lease", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding = false;
+    const { received } = await relay({}, async () => {
+      holding = true;
+      await released;
+    });
+    const emails = [`stop-${++n}@example.com`, `stop-${++n}@example.com`];
+    for (const email of emails) await userMailedAt(email);
+    const a = worker({ leaseMs: 3_600_000 });
+    a.worker.start();
+    await eventually(() => holding || undefined, { what: "the relay to be taking the first mail" });
+    const stopped = a.worker.stop();
+    release();
+    await stopped;
+    expect(received).toEqual([emails[0]]);
+    // The second was A's for an hour; stopped, A gave it back, and B takes it now.
+    const b = worker({ leaseMs: 3_600_000 });
+    await b.worker.runOnce();
+    expect(received).toEqual(emails);
+  });
+});
+
 describe("passes", () => {
   it("a full claim that delivered something is followed by the next pass at once, not after the poll interval", async () => {
     const { received } = await relay({});

@@ -47,6 +47,7 @@ function storeOf(rows: OutboxRow[], config: SmtpConfigRow | undefined) {
       return [];
     },
     durable: async () => {},
+    releaseOutboxClaims: async () => {},
   } as unknown as Store;
   return { store, commits, passes: () => passes };
 }

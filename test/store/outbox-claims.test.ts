@@ -142,6 +142,20 @@ describe.each(storeEngines())("outbox claims on $name", (engine) => {
     expect(ids(await replicaB.claimDueOutbox(claimOf("B", 2_000)))).toEqual(["m1"]);
   });
 
+  it("a stopping worker releases what it still holds, pending: another worker takes it at once; what it recorded keeps its owner", async () => {
+    await commit(...queue(mail("m1", "u1"), mail("m2", "u2"), mail("m3", "u3")));
+    expect(ids(await store().claimDueOutbox(claimOf("A", 1_000, 2, 60_000)))).toEqual(["m1", "m2"]);
+    expect(ids(await replicaB.claimDueOutbox(claimOf("B", 1_000, 10, 60_000)))).toEqual(["m3"]);
+    await store().commit(commitOf([{ kind: "outbox.sent", id: "m1", attempts: 1, owner: "A" }]));
+    await store().releaseOutboxClaims("A");
+    const byId = Object.fromEntries((await store().listOutbox({ limit: 10 })).map((row) => [row.id, row]));
+    expect(byId["m1"]).toMatchObject({ status: "sent", claimedBy: "A" });
+    expect(byId["m2"]).toMatchObject({ status: "pending", claimedBy: null, claimedUntil: null });
+    // Another worker's claim is not A's to release.
+    expect(byId["m3"]).toMatchObject({ claimedBy: "B", claimedUntil: 61_000 });
+    expect(ids(await replicaB.claimDueOutbox(claimOf("C", 1_001)))).toEqual(["m2"]);
+  });
+
   describe("in order per user", () => {
     it("a user's newer message is not claimed while an older one is held by another worker; it is once that one is sent", async () => {
       await commit(...queue(mail("old", "u1"), mail("new", "u1"), mail("other", "u2")));

@@ -47,7 +47,7 @@ export function createPostgresCommits(
   db: PostgresDb,
   commitDb: PostgresDb,
   eventLog: ReturnType<typeof createPostgresEventLog>,
-): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "claimDueOutbox" | "close"> {
+): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "claimDueOutbox" | "releaseOutboxClaims" | "close"> {
   let closing: Promise<void> | undefined;
   return {
     async commit(commit) {
@@ -89,6 +89,12 @@ export function createPostgresCommits(
         .where(sql`${outbox.id} IN (${claimableOutbox(claim)})`)
         .returning({ ...rowColumns(outbox), position: outbox.position });
       return claimed.sort((a, b) => a.position - b.position).map(({ position: _position, ...row }) => row);
+    },
+    async releaseOutboxClaims(owner) {
+      await commitDb
+        .update(outbox)
+        .set({ claimedBy: null, claimedUntil: null })
+        .where(and(eq(outbox.claimedBy, owner), eq(outbox.status, "pending")));
     },
     close() {
       // Once: a store may be closed twice (an error path and the stop), and pg refuses a second end().

@@ -4,7 +4,7 @@ import { toDomainError } from "./sqlite-errors.js";
 import { type GatehouseDb, openLogSync, type SqliteOptions, syncsLog } from "./db.js";
 import { createGroupSync } from "./group-commit.js";
 import { createReadWindows } from "./read-window.js";
-import { getTableColumns, sql } from "drizzle-orm";
+import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { masterKeyProbe, outbox } from "./schema/index.js";
 import type { createSqliteEventLog } from "./sqlite-events.js";
 import { createSqliteWrites } from "./sqlite-writes.js";
@@ -20,7 +20,7 @@ export function createSqliteCommits(
   db: GatehouseDb,
   eventLog: ReturnType<typeof createSqliteEventLog>,
   options: SqliteOptions,
-): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "claimDueOutbox" | "close"> & { enterReads(): void } {
+): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "claimDueOutbox" | "releaseOutboxClaims" | "close"> & { enterReads(): void } {
   const log = syncsLog(options.synchronous) ? openLogSync(sqlite) : undefined;
   const applyWrite = createSqliteWrites(db);
   const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
@@ -93,6 +93,15 @@ export function createSqliteCommits(
       // Not awaited: a claim lost to a power cut is only claimed again; the worker waits for durability before it sends.
       groupSync?.noteCommit();
       return claimed.sort((a, b) => a.position - b.position).map(({ position: _position, ...row }) => row);
+    },
+    async releaseOutboxClaims(owner) {
+      groupSync?.refuseIfFailed();
+      windows.close();
+      db.update(outbox)
+        .set({ claimedBy: null, claimedUntil: null })
+        .where(and(eq(outbox.claimedBy, owner), eq(outbox.status, "pending")))
+        .run();
+      groupSync?.noteCommit();
     },
     async close() {
       // A sync in flight finishes first; after a failed sync the database is left as it is on disk (no closing
