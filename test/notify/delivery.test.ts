@@ -68,7 +68,7 @@ describe("mail delivery from the outbox", () => {
       const mailDir = join(fresh.dataDir, "mail");
       const file = await eventually(() => readdirSafe(mailDir).find((name) => readFileSync(join(mailDir, name), "utf8").includes(`To: ${email}`)), { what: `an .eml copy of the mail to ${email}` });
       expect(codeInRaw(readFileSync(join(mailDir, file), "utf8"))).toMatch(/^[A-Z0-9]{6}$/);
-      expect(outboxRowsTo(fresh.dataDir, email)).toEqual([expect.objectContaining({ status: "pending", attempts: 0 })]);
+      expect(await outboxRowsTo(fresh.dataDir, email)).toEqual([expect.objectContaining({ status: "pending", attempts: 0 })]);
     } finally {
       freshClients.close();
       await fresh.dispose();

@@ -1,11 +1,10 @@
 import type { Client } from "@connectrpc/connect";
-import Database from "better-sqlite3";
-import { join } from "node:path";
 import type { Event, EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { openOutboxMessage } from "../../src/notify/outbox.js";
 import type { RenderedMail } from "../../src/notify/templates.js";
 import { eventually } from "./eventually.js";
 import type { TestServer } from "./server.js";
+import { insertionOrder, storedRows } from "./stored-rows.js";
 
 export interface QueuedMail extends RenderedMail {
   template: string;
@@ -35,14 +34,10 @@ export interface OutboxState {
   attempts: number;
 }
 
-/** The outbox rows for `recipient`, read straight from the server's database file. */
-export function outboxRowsTo(dataDir: string, recipient: string): OutboxState[] {
-  const handle = new Database(join(dataDir, "gatehouse.db"), { readonly: true });
-  try {
-    return handle.prepare("select id, status, attempts from outbox where recipient = ? order by rowid").all(recipient) as OutboxState[];
-  } finally {
-    handle.close();
-  }
+/** The outbox rows for `recipient` in the order queued, read straight from the server's database (either engine). */
+export async function outboxRowsTo(dataDir: string, recipient: string): Promise<OutboxState[]> {
+  const server = { dataDir };
+  return storedRows<OutboxState & Record<string, unknown>>(server, `select id, status, attempts from outbox where recipient = ? order by ${insertionOrder(server)}`, recipient);
 }
 
 /**
@@ -51,8 +46,8 @@ export function outboxRowsTo(dataDir: string, recipient: string): OutboxState[] 
  */
 export async function waitForOutbox(dataDir: string, recipient: string, done: (row: OutboxState) => boolean = (row) => row.status !== "pending", timeoutMs = 10_000): Promise<OutboxState> {
   return eventually(
-    () => {
-      const row = outboxRowsTo(dataDir, recipient).at(-1);
+    async () => {
+      const row = (await outboxRowsTo(dataDir, recipient)).at(-1);
       return row && done(row) ? row : undefined;
     },
     { what: `the outbox row for ${recipient} to be as expected`, timeoutMs },

@@ -19,6 +19,11 @@ function postgresUrlOf(server: StoredServer): string | undefined {
   return existsSync(marker) ? readFileSync(marker, "utf8") : undefined;
 }
 
+/** The column that orders a table's rows as they were added: SQLite's rowid, PostgreSQL's `position`. */
+export function insertionOrder(server: StoredServer): "rowid" | "position" {
+  return postgresUrlOf(server) === undefined ? "rowid" : "position";
+}
+
 /** BIGINT columns (times in ms) as numbers, as SQLite gives them and the schemas type them. */
 const types = {
   getTypeParser: ((oid: number, format?: "text" | "binary") => (oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format))) as typeof pg.types.getTypeParser,
