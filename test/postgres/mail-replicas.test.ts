@@ -196,6 +196,32 @@ describe("the outbox on three replicas of one PostgreSQL database", () => {
     expect(owners.every((owner) => owner.claimed_by !== null)).toBe(true);
   });
 
+  it("a user's mails reach the relay in the order they were queued, whichever replicas send them", { timeout: 180_000 }, async () => {
+    const shared = await sharedDatabase();
+    const { replicas, adminToken } = await threeReplicas(shared);
+    const smtp = await relay();
+    await useRelay(replicas[0]!, adminToken, smtp.port);
+    // Each user: an initialization mail, then two verification mails (a new address each time), each queued through
+    // another replica, while all three deliver.
+    const queued = await Promise.all(
+      Array.from({ length: 6 }, async (_, u) => {
+        const addresses = [0, 1, 2].map((k) => `order-${u}-${k}@example.com`);
+        const { userId } = await replicas[u % 3]!.clients.client(UserService, "grpc-h2c", { token: adminToken }).createHumanUser({
+          userName: `order-${u}`,
+          profile: { firstName: "In", lastName: "Order" },
+          email: { email: addresses[0]! },
+          password: "Sup3r-secret!",
+        });
+        for (const k of [1, 2]) await replicas[(u + k) % 3]!.clients.client(UserService, "connect-json-http1", { token: adminToken }).setEmail({ userId, email: addresses[k]! });
+        return addresses;
+      }),
+    );
+    const all = queued.flat();
+    await eventually(() => smtp.accepted.length >= all.length || undefined, { what: "every mail at the relay", timeoutMs: 60_000, intervalMs: 50 });
+    expect([...smtp.accepted].sort()).toEqual([...all].sort());
+    for (const addresses of queued) expect(smtp.accepted.filter((to) => addresses.includes(to))).toEqual(addresses);
+  });
+
   it("a replica killed while the relay holds its SMTP session open leaves the mail to another once its lease has passed", { timeout: 180_000 }, async () => {
     const shared = await sharedDatabase();
     const { replicas, adminToken } = await threeReplicas(shared);
