@@ -64,7 +64,7 @@ async function userMailedAt(email: string) {
 }
 
 describe("review: a user's mails reach the relay in queue order", () => {
-  // BUG (072067a, src/notify/delivery-worker.ts:170-172): `skipCopied` is decided once per pass, before the claim, but
+  // BUG (072067a, src/notify/delivery-worker.ts:180 and 188-193): `skipCopied` is decided once per pass, before the claim, but
   // the SMTP configuration is read again per message. An SMTP server configured while a pass runs (another replica, an
   // admin) makes the pass SMTP-send a user's NEWER mail that it claimed only because the older one was parked as
   // copied; the older one goes out on a later pass: the user gets them in the wrong order.
@@ -99,7 +99,7 @@ describe("review: a user's mails reach the relay in queue order", () => {
 });
 
 describe("review: a message is sent by the one worker that holds it", () => {
-  // BUG (a3289d8, src/notify/delivery-worker.ts:173-181 / deliver): a pass sends every message of its claim without
+  // BUG (a3289d8, src/notify/delivery-worker.ts:186-193 and 141-148): a pass sends every message of its claim without
   // checking that the claim is still its own. Once the lease has ended (one slow send of the batch: the lease counts
   // 3 SMTP timeouts per message, but socketTimeout is an idle timeout, so a relay answering each step just under it
   // makes one send take ~8 timeouts), another replica claims and sends the rest of the batch — and this worker sends
