@@ -176,16 +176,22 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
   async function runOnce(): Promise<boolean> {
     // Without an SMTP configuration, messages copied already stay parked: claiming them again each pass would fill every
     // claim with them, and a newer message would never get its copy.
+    // The pass decides once whether there is an SMTP server: that decided which messages were claimed, so a server
+    // configured meanwhile waits for the next pass (sending now could pass a user's older, parked message).
     const instance = await deps.store.getInstance();
-    const skipCopied = instance === undefined || (await deps.store.getSmtpConfig(instance.id)) === undefined;
-    const claimed = await deps.store.claimDueOutbox({ now: deps.clock.now().getTime(), limit: claimBatch, leaseMs, owner, skipCopied });
+    const serverAtStart = instance !== undefined && (await deps.store.getSmtpConfig(instance.id)) !== undefined;
+    const claimedAt = deps.clock.now().getTime();
+    const claimed = await deps.store.claimDueOutbox({ now: claimedAt, limit: claimBatch, leaseMs, owner, skipCopied: !serverAtStart });
     /** Users one of whose messages was not delivered in this pass: their newer messages wait (order per user). */
     const waiting = new Set<string>();
     let progressed = false;
     for (const row of claimed) {
       if (stopped) return false;
+      // Past the lease, the rest of the claim may be another worker's now: no send starts after it. (Leases are measured
+      // on each replica's own clock: replicas' clocks must agree to well within a lease.)
+      if (deps.clock.now().getTime() >= claimedAt + leaseMs) break;
       if (row.userId && waiting.has(row.userId)) continue;
-      const config = await deps.store.getSmtpConfig(row.instanceId);
+      const config = serverAtStart ? await deps.store.getSmtpConfig(row.instanceId) : undefined;
       // The message and the configuration it goes out with may be committed but not yet durable (group commit):
       // nothing is sent or copied before they are.
       await deps.store.durable();

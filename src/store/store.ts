@@ -70,6 +70,7 @@ export type RowWrite =
   | { kind: "outbox.retry"; id: string; attempts: number; nextAttemptAt: number; owner?: string }
   /** Conditional like `outbox.sent`. */
   | { kind: "outbox.failed"; id: string; attempts: number; owner?: string }
+  /** The message was copied to the mail dir (no SMTP configuration): it stays pending, parked, and its claim ends. */
   | { kind: "outbox.copied"; id: string; at: number }
   /**
    * With `checkedMemberships`, conditional: the commit fails (`store.condition_failed`) unless the

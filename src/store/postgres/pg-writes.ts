@@ -265,7 +265,8 @@ export async function applyPostgresWrite(tx: PostgresTx, write: RowWrite): Promi
       requireClaim(write, changed(await tx.update(outbox).set({ status: "failed", attempts: write.attempts }).where(claimedBy(write))));
       return;
     case "outbox.copied":
-      await tx.update(outbox).set({ copiedAt: write.at }).where(eq(outbox.id, write.id));
+      // A copied message is parked (pending, for an SMTP server): its claim ends with the copy, as a retry's does.
+      await tx.update(outbox).set({ copiedAt: write.at, claimedBy: null, claimedUntil: null }).where(eq(outbox.id, write.id));
       return;
     default:
       // A write the store does not know must fail the commit, never be skipped silently.

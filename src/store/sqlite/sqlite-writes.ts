@@ -249,7 +249,8 @@ export function createSqliteWrites(db: GatehouseDb) {
         requireClaim(write, db.update(outbox).set({ status: "failed", attempts: write.attempts }).where(claimedBy(write)).run().changes);
         return;
       case "outbox.copied":
-        db.update(outbox).set({ copiedAt: write.at }).where(eq(outbox.id, write.id)).run();
+        // A copied message is parked (pending, for an SMTP server): its claim ends with the copy, as a retry's does.
+        db.update(outbox).set({ copiedAt: write.at, claimedBy: null, claimedUntil: null }).where(eq(outbox.id, write.id)).run();
         return;
       default:
         // A write the store does not know must fail the commit, never be skipped silently (the type system

@@ -63,12 +63,12 @@ async function userMailedAt(email: string) {
   return userId;
 }
 
-describe("review: a user's mails reach the relay in queue order", () => {
-  // BUG (072067a, src/notify/delivery-worker.ts:180 and 188-193): `skipCopied` is decided once per pass, before the claim, but
+describe("a user's mails reach the relay in queue order", () => {
+  // Was a bug, found in review (072067a, src/notify/delivery-worker.ts:180 and 188-193): `skipCopied` is decided once per pass, before the claim, but
   // the SMTP configuration is read again per message. An SMTP server configured while a pass runs (another replica, an
   // admin) makes the pass SMTP-send a user's NEWER mail that it claimed only because the older one was parked as
   // copied; the older one goes out on a later pass: the user gets them in the wrong order.
-  it.fails("an SMTP server configured during a pass that skipped a copied mail: the older mail still goes first", async () => {
+  it("an SMTP server configured during a pass that skipped a copied mail: the older mail still goes first", async () => {
     const { received, configure } = await relay();
     const older = `review-order-old-${++n}@example.com`;
     const newer = `review-order-new-${n}@example.com`;
@@ -98,14 +98,14 @@ describe("review: a user's mails reach the relay in queue order", () => {
   });
 });
 
-describe("review: a message is sent by the one worker that holds it", () => {
-  // BUG (a3289d8, src/notify/delivery-worker.ts:186-193 and 141-148): a pass sends every message of its claim without
+describe("a message is sent by the one worker that holds it", () => {
+  // Was a bug, found in review (a3289d8, src/notify/delivery-worker.ts:186-193 and 141-148): a pass sends every message of its claim without
   // checking that the claim is still its own. Once the lease has ended (one slow send of the batch: the lease counts
   // 3 SMTP timeouts per message, but socketTimeout is an idle timeout, so a relay answering each step just under it
   // makes one send take ~8 timeouts), another replica claims and sends the rest of the batch — and this worker sends
   // them AGAIN, even a mail the other has already recorded as sent. Not the documented "mail in the relay's hands
   // when the lease ended": these sends start after it.
-  it.fails("a worker does not start sending a claimed mail after its lease ended and another worker sent it", async () => {
+  it("a worker does not start sending a claimed mail after its lease ended and another worker sent it", async () => {
     const a = worker(t.server.gatehouse.deps, { leaseMs: 1_000 });
     const b = worker(t.server.gatehouse.deps, { leaseMs: 1_000 });
     let first = true;
