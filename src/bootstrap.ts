@@ -22,12 +22,16 @@ export async function ensureBootstrapped(deps: Deps, tokenPath: string, logger: 
   }
   const token = issueToken(deps.ids.next());
   let result: Awaited<ReturnType<typeof bootstrapInstance>>;
+  let committed = false;
   try {
-    result = await withPrivateFileAround(tokenPath, `${token.token}\n`, () =>
-      bootstrapInstance(deps, { instanceName: "Gatehouse", organizationName: "Gatehouse", adminUserName: "admin", adminToken: token }),
-    );
+    result = await withPrivateFileAround(tokenPath, `${token.token}\n`, async () => {
+      const bootstrapped = await bootstrapInstance(deps, { instanceName: "Gatehouse", organizationName: "Gatehouse", adminUserName: "admin", adminToken: token });
+      committed = true;
+      return bootstrapped;
+    });
   } catch (error) {
-    const winner = await deps.store.getInstance();
+    // Only a bootstrap that did not commit can have lost the race; a failure after this one committed is its own.
+    const winner = committed ? undefined : await deps.store.getInstance();
     if (!winner) throw error;
     logger.info({ instanceId: winner.id }, "another replica bootstrapped the instance at the same time; its admin token is in that replica's data dir");
     return;

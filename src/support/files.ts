@@ -1,4 +1,5 @@
 import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { dirname } from "node:path";
 
 /** Writes a file only its owner can read, atomically (temporary file + rename). */
@@ -16,12 +17,13 @@ export function removeFileIfPresent(path: string): void {
 }
 
 /**
- * Writes `content` to `path` (mode 0600) around `action`: to `<path>.pending` BEFORE it, renamed into
+ * Writes `content` to `path` (mode 0600) around `action`: to `<path>.<pid>.<random>.pending` BEFORE it, renamed into
  * place after it succeeds, removed when it fails. Used for tokens shown only once: whatever the action
  * commits always has its file on disk, and a failed action leaves no stray credential.
  */
 export async function withPrivateFileAround<T>(path: string, content: string, action: () => Promise<T>): Promise<T> {
-  const pending = `${path}.pending`;
+  // Named for this process and call: replicas sharing a data dir (PostgreSQL) never write or rename each other's.
+  const pending = `${path}.${process.pid}.${randomBytes(6).toString("hex")}.pending`;
   writePrivateFile(pending, content);
   try {
     const result = await action();

@@ -31,12 +31,12 @@ function tempDir(prefix: string) {
   return dir;
 }
 
-describe("review: the database URL's password is never logged", () => {
-  // BUG (fb3d650, src/store/postgres/database-url.ts:9-10): only the userinfo password is masked, but libpq URLs (and
+describe("the database URL's password is never logged", () => {
+  // Was a bug, found in review (fb3d650, src/store/postgres/database-url.ts:9-10): only the userinfo password is masked, but libpq URLs (and
   // pg-connection-string, which Gatehouse's pg uses) also take the password as a query parameter:
   // postgres://gate@db/gatehouse?password=… is accepted, logs in with that password, and `display` keeps it verbatim —
   // in the `gatehouse listening` line, every start-up error line and `gatehouse migrate`'s output.
-  it.fails("a password given as ?password= is not in the `gatehouse listening` line", { timeout: 120_000 }, async () => {
+  it("a password given as ?password= is not in the `gatehouse listening` line", { timeout: 120_000 }, async () => {
     const database = await createTestDatabase(testCluster());
     cleanups.push(database.drop);
     const dir = tempDir("gatehouse-review-url-");
@@ -54,15 +54,15 @@ describe("review: the database URL's password is never logged", () => {
   });
 });
 
-describe("review: bootstrap once — the admin token of the one bootstrap is on disk", () => {
-  // BUG (eef063b, src/bootstrap.ts:25-35 with src/support/files.ts:23-33): with PostgreSQL the data dir is not locked,
+describe("bootstrap once — the admin token of the one bootstrap is on disk", () => {
+  // Was a bug, found in review (eef063b, src/bootstrap.ts:25-35 with src/support/files.ts:23-33): with PostgreSQL the data dir is not locked,
   // so two replicas may share one (the default ./data, a shared volume). Both write `admin.pat.pending` before their
   // commit: the loser's token overwrites the winner's pending file and the winner renames THE LOSER'S token (never
   // stored) into admin.pat — or the loser's failure removes the pending file and the winner's rename fails, which the
   // catch then reports as "another replica bootstrapped" (its own commit!) and no admin.pat is written at all.
   // Either way the bootstrap's admin token is lost. (The pending file needs a per-process name, and the catch must
   // not treat a failure after its own commit as a lost race.)
-  it.fails("two replicas bootstrapping on one data dir: admin.pat holds the token that was stored", { timeout: 60_000 }, async () => {
+  it("two replicas bootstrapping on one data dir: admin.pat holds the token that was stored", { timeout: 60_000 }, async () => {
     const database = await createTestDatabase(testCluster());
     cleanups.push(database.drop);
     const storeA = await createPostgresStore({ url: database.url, poolSize: 2 });
