@@ -56,23 +56,6 @@ describe("CreateProjectGrant", () => {
     expect(await grantsOf(projectId)).toEqual([]);
   });
 
-  it("to an organization of another instance (sharing the database) is failed_precondition organization.not_found: it does not exist for this one", async () => {
-    const projectId = await newProject();
-    // Another instance with its organization, written beside this one's rows.
-    const foreignOrgId = `foreign-org-${projectCount}`;
-    const foreignInstanceId = `foreign-instance-${projectCount}`;
-    await t.server.gatehouse.deps.store.commit({
-      instanceId: foreignInstanceId,
-      actor: "test",
-      at: new Date(),
-      writes: [
-        { kind: "instance.insert", row: { id: foreignInstanceId, name: "Foreign", defaultOrgId: foreignOrgId } },
-        { kind: "organization.insert", row: { id: foreignOrgId, instanceId: foreignInstanceId, name: "Foreign", nameKey: `foreign-${projectCount}`, state: "active" } },
-      ],
-      events: [],
-    });
-    const error = await failure(projects().createProjectGrant({ projectId, grantedOrganizationId: foreignOrgId, roleKeys: ["reader"] }));
-    expect(error).toMatchObject({ code: Code.FailedPrecondition, reason: "organization.not_found", metadata: { organizationId: foreignOrgId } });
-    expect(await grantsOf(projectId)).toEqual([]);
-  });
+  // An organization of another instance sharing the database cannot exist any more: a database holds one instance
+  // (instances_single, both engines; test/postgres/bootstrap-replicas.test.ts).
 });
