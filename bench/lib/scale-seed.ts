@@ -36,7 +36,8 @@ import { newOutboxRow } from "../../src/notify/outbox.js";
 import { initializationMail } from "../../src/notify/templates.js";
 import { readMasterKeyFile } from "../../src/startup/master-key.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import type { RowWrite, Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
+import type { RowWrite } from "../../src/store/commit.js";
 import { createIdGenerator } from "../../src/support/ids.js";
 import { REPO } from "./servers.js";
 

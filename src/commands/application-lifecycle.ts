@@ -5,7 +5,7 @@ import { DomainError, notFound } from "../domain/errors.js";
 import { detailsOfChange } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import type { ApplicationRow } from "../store/rows.js";
-import type { RowWrite } from "../store/store.js";
+import type { RowWrite } from "../store/commit.js";
 import { randomSecret, sha256Hex } from "../support/crypto.js";
 import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import { spanOf } from "../queries/details.js";

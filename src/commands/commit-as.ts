@@ -2,7 +2,7 @@ import type { Caller, Deps } from "../context.js";
 import { type Details, detailsOf } from "../events/details.js";
 import type { AggregateType, StoredEvent } from "../events/event.js";
 import { spanOf } from "../queries/details.js";
-import { checkExpectation, type Commit, type Expectation } from "../store/store.js";
+import { checkExpectation, type Commit, type Expectation } from "../store/commit.js";
 
 /** Commits writes and events on behalf of the caller: their instance, their id as actor, the clock's time. */
 export function commitAs(deps: Deps, caller: Caller, change: Pick<Commit, "writes" | "events" | "expect">, at = deps.clock.now()): Promise<StoredEvent[]> {

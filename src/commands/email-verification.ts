@@ -10,7 +10,7 @@ import { EventType } from "../events/types.js";
 import { newOutboxRow } from "../notify/outbox.js";
 import { verificationMail } from "../notify/templates.js";
 import type { OrganizationRow, UserRow } from "../store/rows.js";
-import type { Expectation, RowWrite } from "../store/store.js";
+import type { Expectation, RowWrite } from "../store/commit.js";
 import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import { issueCode } from "./one-time-code.js";
 import { spanOf } from "../queries/details.js";

@@ -14,7 +14,7 @@ import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
 import { newOutboxRow } from "../notify/outbox.js";
 import { initializationMail, verificationMail } from "../notify/templates.js";
-import type { RowWrite } from "../store/store.js";
+import type { RowWrite } from "../store/commit.js";
 import { externalLink } from "../support/links.js";
 import { sealSecret } from "../support/secret-box.js";
 import { commitAs } from "./commit-as.js";

@@ -2,7 +2,7 @@ import type { Deps } from "../context.js";
 import { CODE_RULES, type CodeKind, codeDigest, generateCode } from "../domain/codes.js";
 import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
-import type { RowWrite } from "../store/store.js";
+import type { RowWrite } from "../store/commit.js";
 
 export interface IssuedCode {
   id: string;

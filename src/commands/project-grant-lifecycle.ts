@@ -5,7 +5,7 @@ import type { NewEvent } from "../events/event.js";
 import { detailsOfChange } from "../events/details.js";
 import { EventType } from "../events/types.js";
 import type { MembershipRow, ProjectGrantRow } from "../store/rows.js";
-import type { RowWrite } from "../store/store.js";
+import type { RowWrite } from "../store/commit.js";
 import { commitAs, detailsOfNoChange, type Expected, expectationOf } from "./commit-as.js";
 import { membershipRemoval } from "./remove-member.js";
 import { spanOf } from "../queries/details.js";

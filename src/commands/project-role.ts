@@ -4,7 +4,7 @@ import { DomainError, notFound } from "../domain/errors.js";
 import type { NewEvent } from "../events/event.js";
 import { detailsOfChange } from "../events/details.js";
 import { EventType } from "../events/types.js";
-import type { RowWrite } from "../store/store.js";
+import type { RowWrite } from "../store/commit.js";
 import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import { spanOf } from "../queries/details.js";
 

@@ -4,7 +4,7 @@ import { issueToken, type IssuedToken } from "../domain/token.js";
 import type { NewEvent } from "../events/event.js";
 import { SYSTEM_ACTOR } from "../events/event.js";
 import { EventType } from "../events/types.js";
-import type { RowWrite } from "../store/store.js";
+import type { RowWrite } from "../store/commit.js";
 import { revokeTokensBeyondIssuer } from "./personal-access-token.js";
 
 const ADMIN_USER_NAME = "admin";

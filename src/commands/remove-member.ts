@@ -6,7 +6,7 @@ import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
 import type { MembershipRow } from "../store/rows.js";
-import type { RowWrite } from "../store/store.js";
+import type { RowWrite } from "../store/commit.js";
 import type { MembershipTarget } from "./add-member.js";
 import { spanOf } from "../queries/details.js";
 

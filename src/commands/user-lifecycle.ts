@@ -5,7 +5,7 @@ import { planStateChange, refuseSelf, type UserStateChange } from "../domain/use
 import { detailsOfChange } from "../events/details.js";
 import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
-import type { RowWrite } from "../store/store.js";
+import type { RowWrite } from "../store/commit.js";
 import { commitAs, type Expected, expectationOf } from "./commit-as.js";
 import { LAST_OWNER_ROLE, membershipRemoval, removalTargetOf } from "./remove-member.js";
 import { spanOf } from "../queries/details.js";

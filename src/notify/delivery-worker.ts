@@ -7,7 +7,7 @@ import { EventType } from "../events/types.js";
 import { smtpPasswordContext } from "../domain/smtp.js";
 import { SYSTEM_ACTOR } from "../events/event.js";
 import type { OutboxRow, SmtpConfigRow } from "../store/rows.js";
-import type { RowWrite } from "../store/store.js";
+import type { RowWrite } from "../store/commit.js";
 import type { Logger } from "../support/logger.js";
 import type { Metrics } from "../support/metrics.js";
 import { openSecret } from "../support/secret-box.js";

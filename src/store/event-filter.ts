@@ -1,6 +1,6 @@
 import { and, type Column, eq, gt, gte, inArray, type SQL } from "drizzle-orm";
 import { AGGREGATE_TYPES } from "../events/event.js";
-import { type EventFilter, sequenceBound } from "./store.js";
+import type { EventFilter } from "./store.js";
 
 /** The columns of an engine's events table that a filter reads. */
 export interface EventFilterColumns {
@@ -22,4 +22,21 @@ export function eventConditions(events: EventFilterColumns, filter: Omit<EventFi
   if (filter.fromSequence !== undefined) parts.push(gte(events.sequence, sequenceBound(filter.fromSequence)));
   if (filter.afterSequence !== undefined) parts.push(gt(events.sequence, sequenceBound(filter.afterSequence)));
   return and(...parts);
+}
+
+/** The most events `countEvents` counts when a filter other than `fromSequence` is set (a few ms of index reads). */
+export const EVENT_COUNT_LIMIT = 100_000;
+
+/**
+ * A sequence bound as the engines can compare it: sequences are whole numbers below 2^53 on every engine, so a bound
+ * past that (a caller's from_sequence is any uint64; PostgreSQL's bigint refuses 2^63 and more) is clamped to the
+ * largest, which selects exactly the same events: none beyond it.
+ */
+export function sequenceBound(sequence: number): number {
+  return Math.min(sequence, Number.MAX_SAFE_INTEGER);
+}
+
+/** The number of events from `fromSequence` (1 and below: from the start) to the last one, sequences being gap-free from 1. */
+export function eventsFrom(lastSequence: number, fromSequence: number | undefined): number {
+  return Math.max(0, lastSequence - Math.max(fromSequence ?? 1, 1) + 1);
 }

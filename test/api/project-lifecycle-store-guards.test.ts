@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import type { Commit, Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
+import type { Commit } from "../../src/store/commit.js";
 
 /**
  * The store's last line against dangling references to a removed project or grant: memberships name

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { NewEvent } from "../../src/events/event.js";
-import { type Commit, EVENT_COUNT_LIMIT } from "../../src/store/store.js";
+import type { Commit } from "../../src/store/commit.js";
+import { EVENT_COUNT_LIMIT } from "../../src/store/event-filter.js";
 import { storeEngines, useStore } from "./engines.js";
 import { FIXTURE_AT } from "./fixtures.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { NewEvent } from "../../src/events/event.js";
-import type { Commit } from "../../src/store/store.js";
+import type { Commit } from "../../src/store/commit.js";
 import { storeEngines, useStore } from "../store/engines.js";
 import { FIXTURE_AT } from "../store/fixtures.js";
 

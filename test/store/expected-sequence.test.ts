@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
 import type { StoredEvent } from "../../src/events/event.js";
-import type { Commit, RowWrite, Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
+import type { Commit, RowWrite } from "../../src/store/commit.js";
 import { storeEngines, useStore } from "./engines.js";
 import { commitOf, machineUser } from "./fixtures.js";
 

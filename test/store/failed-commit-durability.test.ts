@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import type { Commit, Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
+import type { Commit } from "../../src/store/commit.js";
 
 // sqlite-commits.ts / group-commit.ts: nothing leaves the process before the state it reflects is durable — also "an
 // answer computed from another write's rows (a conflict, a read)": a commit refused because of another connection's

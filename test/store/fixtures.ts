@@ -1,4 +1,4 @@
-import type { Commit, RowWrite } from "../../src/store/store.js";
+import type { Commit, RowWrite } from "../../src/store/commit.js";
 
 /** The time every fixture commit is made at. */
 export const FIXTURE_AT = new Date("2026-01-01T00:00:00Z");

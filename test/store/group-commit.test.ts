@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
 import type { Synchronous } from "../../src/store/sqlite/db.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import type { Commit, Store } from "../../src/store/store.js";
+import type { Store } from "../../src/store/store.js";
+import type { Commit } from "../../src/store/commit.js";
 
 // Group commit (issue 12): with synchronous FULL (the default) a write is acknowledged only after a sync of the
 // database log that started after its commit, and the commits that arrive while a sync runs share the next one.

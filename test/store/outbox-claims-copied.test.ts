@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { OutboxRow } from "../../src/store/rows.js";
-import type { OutboxClaim, RowWrite } from "../../src/store/store.js";
+import type { OutboxClaim } from "../../src/store/store.js";
+import type { RowWrite } from "../../src/store/commit.js";
 import { storeEngines, useStore } from "./engines.js";
 import { commitOf, machineUser } from "./fixtures.js";
 

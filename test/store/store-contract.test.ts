@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
-import type { Commit, RowWrite } from "../../src/store/store.js";
+import type { Commit, RowWrite } from "../../src/store/commit.js";
 import { storeEngines, useStore } from "./engines.js";
 import { commitOf, FIXTURE_AT, machineUser } from "./fixtures.js";
 

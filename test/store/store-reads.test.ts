@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from "vitest";
-import type { RowWrite } from "../../src/store/store.js";
+import type { RowWrite } from "../../src/store/commit.js";
 import type { ApplicationRow, IdentityProviderRow, MembershipRow, OutboxRow, SmtpConfigRow, TokenRow } from "../../src/store/rows.js";
 import { storeEngines, useStore } from "./engines.js";
 import { commitOf } from "./fixtures.js";

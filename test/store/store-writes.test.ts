@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
 import { membershipFingerprint } from "../../src/store/fingerprints.js";
-import type { Commit } from "../../src/store/store.js";
+import type { Commit } from "../../src/store/commit.js";
 import { storeEngines, useStore } from "./engines.js";
 import { commitOf, machineUser } from "./fixtures.js";
 

@@ -1,5 +1,6 @@
 import { and, desc, eq, sql } from "drizzle-orm";
-import { changesAccess, checkExpectation, type Expectation, type OutboxClaim, type Store } from "../store.js";
+import type { OutboxClaim, Store } from "../store.js";
+import { changesAccess, checkExpectation, type Expectation } from "../commit.js";
 import type { PostgresDb, PostgresPools } from "./pg-db.js";
 import { toDomainError } from "./pg-errors.js";
 import type { createPostgresEventLog } from "./pg-events.js";

@@ -2,7 +2,8 @@ import { and, asc, count, eq, max, min, or, sql } from "drizzle-orm";
 import type { NewEvent, StoredEvent } from "../../events/event.js";
 import { eventConditions } from "../event-filter.js";
 import { toStoredEvent } from "../event-rows.js";
-import { type AggregateSpan, EVENT_COUNT_LIMIT, type EventFilter, eventsFrom } from "../store.js";
+import type { AggregateSpan, EventFilter } from "../store.js";
+import { EVENT_COUNT_LIMIT, eventsFrom } from "../event-filter.js";
 import type { PostgresDb } from "./pg-db.js";
 import { events } from "./schema/index.js";
 

@@ -2,7 +2,7 @@ import { and, count, eq, inArray, isNull, lt, ne, sql } from "drizzle-orm";
 import { failedPrecondition, notFound } from "../../domain/errors.js";
 import { conditionFailed } from "../db-errors.js";
 import { membershipFingerprint, tokenFingerprint } from "../fingerprints.js";
-import type { RowWrite } from "../store.js";
+import type { RowWrite } from "../commit.js";
 import type { PostgresDb } from "./pg-db.js";
 import {
   applications,

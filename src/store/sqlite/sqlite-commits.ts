@@ -8,7 +8,8 @@ import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { masterKeyProbe, outbox } from "./schema/index.js";
 import type { createSqliteEventLog } from "./sqlite-events.js";
 import { createSqliteWrites } from "./sqlite-writes.js";
-import { changesAccess, checkExpectation, type Commit, type OutboxClaim, type Store } from "../store.js";
+import type { OutboxClaim, Store } from "../store.js";
+import { changesAccess, checkExpectation, type Commit } from "../commit.js";
 
 /**
  * The write side of the SQLite store: commits (one short synchronous transaction each, BEGIN IMMEDIATE … COMMIT,

@@ -5,7 +5,8 @@ import type { GatehouseDb } from "./db.js";
 import { events } from "./schema/index.js";
 import { toStoredEvent } from "../event-rows.js";
 import type { EventRow } from "../rows.js";
-import { type AggregateSpan, EVENT_COUNT_LIMIT, type EventFilter, eventsFrom } from "../store.js";
+import type { AggregateSpan, EventFilter } from "../store.js";
+import { EVENT_COUNT_LIMIT, eventsFrom } from "../event-filter.js";
 
 const conditions = (filter: Omit<EventFilter, "limit">) => eventConditions(events, filter);
 

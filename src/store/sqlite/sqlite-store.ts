@@ -21,7 +21,7 @@ import {
 import { createSqliteCommits } from "./sqlite-commits.js";
 import { insideReadWindows } from "./read-window.js";
 import { createSqliteEventLog } from "./sqlite-events.js";
-import { type ApplicationFilter, type ProjectFilter, type Store } from "../store.js";
+import type { ApplicationFilter, ProjectFilter, Store } from "../store.js";
 
 function applicationConditions(filter: ApplicationFilter) {
   return and(eq(applications.projectId, filter.projectId), filter.state !== undefined ? eq(applications.state, filter.state) : undefined);

@@ -20,7 +20,7 @@ import {
   userIdpLinks,
   users,
 } from "./schema/index.js";
-import type { RowWrite } from "../store.js";
+import type { RowWrite } from "../commit.js";
 
 /** How each kind of row write is applied on SQLite; runs inside the commit's transaction. */
 export function createSqliteWrites(db: GatehouseDb) {
