@@ -146,8 +146,8 @@ describe("who may change an application's lifecycle", () => {
     const app = await confidentialApp();
     const ids = { projectId: w.p1, appId: app.appId };
     const other = apps("connect-proto-h2c", w.actors.projectOwnerP2.token);
-    for (const call of [other.deactivateApplication(ids), other.regenerateClientSecret(ids), other.removeApplication(ids)]) {
-      expect(await failure(call)).toMatchObject({ code: Code.PermissionDenied });
+    for (const call of [() => other.deactivateApplication(ids), () => other.regenerateClientSecret(ids), () => other.removeApplication(ids)]) {
+      expect(await failure(call())).toMatchObject({ code: Code.PermissionDenied });
     }
     expect(rawApp(app.appId)).toMatchObject({ state: "active", client_secret_hash: sha256(app.clientSecret!) });
     const owner = apps("connect-proto-h2c", w.actors.projectOwnerP1.token);

@@ -121,15 +121,16 @@ describe("SMTP configuration", () => {
     expect((await smtp().getSmtpConfig({})).config?.details?.resourceOwner).toBe(instanceId);
     const owner = await createActor(t.clients, t.server.adminToken, defaultOrganizationId, "org-owner-smtp", ["ORG_OWNER"]);
     const asOwner = t.clients.client(SmtpService, "grpc-web-http1", { token: owner.token });
+    // One call at a time: a rejection nobody awaits yet would be reported as unhandled.
     for (const call of [
-      asOwner.getSmtpConfig({}),
-      asOwner.updateSmtpConfig(base()),
-      asOwner.createSmtpConfig(base()),
-      asOwner.setSmtpPassword({ password: "x" }),
-      asOwner.testSmtpConfig({ receiverAddress: "a@example.com" }),
-      asOwner.removeSmtpConfig({}),
+      () => asOwner.getSmtpConfig({}),
+      () => asOwner.updateSmtpConfig(base()),
+      () => asOwner.createSmtpConfig(base()),
+      () => asOwner.setSmtpPassword({ password: "x" }),
+      () => asOwner.testSmtpConfig({ receiverAddress: "a@example.com" }),
+      () => asOwner.removeSmtpConfig({}),
     ]) {
-      expect(await failure(call)).toMatchObject({ code: Code.PermissionDenied, metadata: { permission: "iam.write" } });
+      expect(await failure(call())).toMatchObject({ code: Code.PermissionDenied, metadata: { permission: "iam.write" } });
     }
   });
 });

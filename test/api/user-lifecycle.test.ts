@@ -137,8 +137,8 @@ describe("who may change a user's state", () => {
     const [plain, owner] = [await newActor(), await newActor(["ORG_OWNER"])];
     const users = t.clients.client(UserService, "connect-proto-h2c", { token: manager.token });
     await users.deactivateUser({ userId: plain.userId });
-    for (const call of [users.deactivateUser({ userId: owner.userId }), users.lockUser({ userId: owner.userId })]) {
-      expect(await failure(call)).toMatchObject({ code: Code.PermissionDenied, reason: "principal.privileged" });
+    for (const call of [() => users.deactivateUser({ userId: owner.userId }), () => users.lockUser({ userId: owner.userId })]) {
+      expect(await failure(call())).toMatchObject({ code: Code.PermissionDenied, reason: "principal.privileged" });
     }
     await acceptedOnEveryProtocol(owner);
   });
