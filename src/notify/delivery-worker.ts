@@ -174,10 +174,9 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
    * (the claim was full and something was delivered or recorded: more may be waiting).
    */
   async function runOnce(): Promise<boolean> {
-    // Without an SMTP configuration, messages copied already stay parked: claiming them again each pass would fill every
-    // claim with them, and a newer message would never get its copy.
-    // The pass decides once whether there is an SMTP server: that decided which messages were claimed, so a server
-    // configured meanwhile waits for the next pass (sending now could pass a user's older, parked message).
+    // The pass decides once whether there is an SMTP server. Without one, messages copied already stay parked (claiming
+    // them again each pass would fill every claim, and a newer message would never get its copy); and a server
+    // configured during the pass waits for the next one (sending now could pass a user's older, parked message).
     const instance = await deps.store.getInstance();
     const serverAtStart = instance !== undefined && (await deps.store.getSmtpConfig(instance.id)) !== undefined;
     const claimedAt = deps.clock.now().getTime();
