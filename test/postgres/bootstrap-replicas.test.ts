@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import pg from "pg";
@@ -14,32 +14,20 @@ import { createIdGenerator } from "../../src/support/ids.js";
 import { createLogger } from "../../src/support/logger.js";
 import { createPostgresStore } from "../../src/store/postgres/pg-store.js";
 import { Clients } from "../support/clients.js";
-import { createTestDatabase } from "../support/postgres.js";
-import { testCluster } from "../support/postgres-cluster.js";
 import { LogCapture } from "../support/server.js";
+import { type Cleanups, sharedDatabase as sharedDatabaseFor } from "../support/shared-database.js";
 
 // Bootstrap across replicas (issue 13, item 2): replicas started at the same time on one empty PostgreSQL database
 // bootstrap it exactly once — one instance, one admin, its events once — and every replica serves it. Only the
 // replica whose bootstrap committed writes an admin.pat; a replica that lost the race writes none (its token was
 // never stored) and serves the winner's instance.
 
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function sharedDatabase() {
-  const database = await createTestDatabase(testCluster());
-  cleanups.push(database.drop);
-  const dir = mkdtempSync(join(tmpdir(), "gatehouse-bootstrap-replicas-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const keyFile = join(dir, "master.key");
-  writeFileSync(keyFile, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
-  const sql = new pg.Client({ connectionString: database.url });
-  await sql.connect();
-  cleanups.push(() => sql.end());
-  return { url: database.url, keyFile, sql };
-}
+const sharedDatabase = () => sharedDatabaseFor(cleanups, "gatehouse-bootstrap-replicas-");
 
 /** A Gatehouse replica on the shared database, its own data dir and port; the token file it wrote, if any. */
 async function replica(shared: { url: string; keyFile: string }): Promise<{ gatehouse: Gatehouse; clients: Clients; tokenFile: string }> {

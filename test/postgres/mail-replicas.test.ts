@@ -1,5 +1,4 @@
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -10,9 +9,8 @@ import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { Clients } from "../support/clients.js";
 import { eventually } from "../support/eventually.js";
-import { createTestDatabase } from "../support/postgres.js";
-import { testCluster } from "../support/postgres-cluster.js";
 import { type GatehouseProcess, spawnGatehouse } from "../support/process.js";
+import { type Cleanups, sharedDatabase as sharedDatabaseFor } from "../support/shared-database.js";
 
 // The outbox across replicas (issue 13, item 2): three Gatehouse PROCESSES on one PostgreSQL database, each with its
 // delivery worker, mails queued through all three, a real SMTP relay: every mail is delivered once and recorded sent
@@ -24,23 +22,12 @@ import { type GatehouseProcess, spawnGatehouse } from "../support/process.js";
 /** Short SMTP timeouts make the lease short (delivery-worker.ts leaseFor: 5 × 3 × 300 ms + 2 s = 6.5 s). */
 const SMTP_TIMEOUT_MS = 300;
 
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function sharedDatabase() {
-  const database = await createTestDatabase(testCluster());
-  cleanups.push(database.drop);
-  const dir = mkdtempSync(join(tmpdir(), "gatehouse-mail-replicas-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const keyFile = join(dir, "master.key");
-  writeFileSync(keyFile, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
-  const sql = new pg.Client({ connectionString: database.url });
-  await sql.connect();
-  cleanups.push(() => sql.end());
-  return { url: database.url, keyFile, sql };
-}
+const sharedDatabase = () => sharedDatabaseFor(cleanups, "gatehouse-mail-replicas-");
 
 interface Replica {
   process: GatehouseProcess;

@@ -9,32 +9,23 @@ import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { loadConfig } from "../../src/config.js";
 import { Clients } from "../support/clients.js";
 import { failure } from "../support/errors.js";
-import { createTestDatabase } from "../support/postgres.js";
-import { testCluster } from "../support/postgres-cluster.js";
 import { type Gatehouse, startGatehouse } from "../../src/app.js";
 import { dataFiles } from "../../src/config.js";
 import { readFileSync, existsSync } from "node:fs";
 import { LogCapture } from "../support/server.js";
 import { createActor } from "../support/world.js";
+import { type Cleanups, sharedDatabase as sharedDatabaseFor } from "../support/shared-database.js";
 
 // Two Gatehouse servers (two replicas, each its own data dir and port) on ONE PostgreSQL database, sharing the master
 // key through configuration: what one replica writes the other reads, a uniqueness rule holds across them, and a
 // user locked through one is refused by the very next call on the other.
 
-const cleanups: (() => Promise<void> | void)[] = [];
+const cleanups: Cleanups = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function sharedDatabase() {
-  const database = await createTestDatabase(testCluster());
-  cleanups.push(database.drop);
-  const dir = mkdtempSync(join(tmpdir(), "gatehouse-replicas-"));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const keyFile = join(dir, "master.key");
-  writeFileSync(keyFile, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
-  return { url: database.url, keyFile, dir };
-}
+const sharedDatabase = () => sharedDatabaseFor(cleanups, "gatehouse-replicas-");
 
 /** A Gatehouse on its own port and data dir, on the shared database; `adminToken` if it was the one that bootstrapped. */
 async function replica(shared: { url: string; keyFile: string }): Promise<{ gatehouse: Gatehouse; clients: Clients; adminToken?: string }> {
