@@ -1,15 +1,12 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import pg from "pg";
 import { SMTPServer } from "smtp-server";
 import { afterEach, describe, expect, it } from "vitest";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { Clients } from "../support/clients.js";
 import { eventually } from "../support/eventually.js";
-import { type GatehouseProcess, spawnGatehouse } from "../support/process.js";
+import { type ReplicaProcess, threeReplicaProcesses } from "../support/replica-processes.js";
 import { type Cleanups, sharedDatabase as sharedDatabaseFor } from "../support/shared-database.js";
 
 // The outbox across replicas (issue 13, item 2): three Gatehouse PROCESSES on one PostgreSQL database, each with its
@@ -29,43 +26,10 @@ afterEach(async () => {
 
 const sharedDatabase = () => sharedDatabaseFor(cleanups, "gatehouse-mail-replicas-");
 
-interface Replica {
-  process: GatehouseProcess;
-  clients: Clients;
-  dataDir: string;
-}
-
-/** A Gatehouse process on the shared database, polling for mail every 50 ms. */
-async function replica(shared: { url: string; keyFile: string }): Promise<Replica> {
-  const dataDir = mkdtempSync(join(tmpdir(), "gatehouse-mail-replica-"));
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
-  const process = await spawnGatehouse({
-    GATEHOUSE_DATA_DIR: dataDir,
-    GATEHOUSE_DATABASE_URL: shared.url,
-    GATEHOUSE_MASTER_KEY_FILE: shared.keyFile,
-    GATEHOUSE_SMTP_TIMEOUT_MS: String(SMTP_TIMEOUT_MS),
-    GATEHOUSE_MAIL_POLL_MS: "50",
-  });
-  const clients = new Clients(process.url);
-  cleanups.push(async () => {
-    clients.close();
-    if (process.child.exitCode === null && process.child.signalCode === null) {
-      process.child.kill("SIGTERM");
-      await process.exit;
-    }
-  });
-  return { process, clients, dataDir };
-}
-
-/** Three replicas; the first bootstraps (started alone, so it is the one), and its admin token serves all three. */
-async function threeReplicas(shared: { url: string; keyFile: string }) {
-  const first = await replica(shared);
-  const tokenFile = join(first.dataDir, "admin.pat");
-  expect(existsSync(tokenFile)).toBe(true);
-  const adminToken = readFileSync(tokenFile, "utf8").trim();
-  const replicas = [first, ...(await Promise.all([replica(shared), replica(shared)]))];
-  return { replicas, adminToken };
-}
+/** A replica polling for mail every 50 ms, with short SMTP timeouts. */
+const MAIL_ENV = { GATEHOUSE_SMTP_TIMEOUT_MS: String(SMTP_TIMEOUT_MS), GATEHOUSE_MAIL_POLL_MS: "50" };
+const threeReplicas = (shared: { url: string; keyFile: string }) => threeReplicaProcesses(cleanups, shared, MAIL_ENV);
+type Replica = ReplicaProcess;
 
 interface Relay {
   port: number;
