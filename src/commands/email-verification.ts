@@ -1,9 +1,8 @@
 import { type SelectedUser, selectManagedUser, selectUserToManage } from "../access/select-user.js";
 import type { Caller, Deps } from "../context.js";
 import { can, canInstanceWide } from "../domain/authorization.js";
-import { checkCode, MAX_CODE_ATTEMPTS } from "../domain/codes.js";
 import { emailKey, normalizeEmail } from "../domain/contact.js";
-import { DomainError, failedPrecondition, invalidArgument, notFound, permissionDenied } from "../domain/errors.js";
+import { failedPrecondition, invalidArgument, notFound, permissionDenied } from "../domain/errors.js";
 import { type Details, detailsOfChange, lastOf } from "../events/details.js";
 import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
@@ -12,6 +11,7 @@ import { verificationMail } from "../notify/templates.js";
 import type { OrganizationRow, UserRow } from "../store/rows.js";
 import type { Expectation, RowWrite } from "../store/commit.js";
 import { commitAs, type Expected, expectationOf } from "./commit-as.js";
+import { attemptCode } from "./code-attempt.js";
 import { issueCode } from "./one-time-code.js";
 import { spanOf } from "../queries/details.js";
 
@@ -36,44 +36,24 @@ export async function verifyEmail(deps: Deps, caller: Caller, input: { userId: s
     if (user.emailVerified) throw failedPrecondition("email.already_verified", "the email is verified and no code is pending");
     throw invalidArgument("email_code.invalid", "the code is not valid");
   }
-  const verdict = checkCode(deps.masterKey, code, input.verificationCode, at);
-  switch (verdict) {
-    case "ok": {
+  const events = await attemptCode(deps, {
+    code,
+    candidate: input.verificationCode,
+    at,
+    reasons: "email_code",
+    commit: (change) => commitAs(deps, caller, change, at),
+    onRight: async () => {
       // A user with a way to sign in (a password, an imported hash or a passwordless registration) was INITIAL only
       // for its unverified email, so the verified user is ACTIVE, as if created with it (an ACTIVE one stays so).
       const activate = user.passwordHash !== null || (await deps.store.findCode(user.id, "passwordless")) !== undefined;
-      const events = await claimed(() => commitAs(
-        deps,
-        caller,
-        {
-          writes: [
-            { kind: "code.claimAttempt", id: code.id, max: MAX_CODE_ATTEMPTS },
-            { kind: "code.use", id: code.id, at: at.getTime() },
-            { kind: "user.emailVerified", id: user.id, activate },
-          ],
-          events: [{ aggregateType: "user", aggregateId: user.id, type: EventType.userEmailVerified, payload: { email: user.email, codeId: code.id }, resourceOwner: user.orgId }],
-        },
-        at,
-      ));
-      return { details: attemptDetails(events) };
-    }
-    case "invalid": {
-      const attemptsLeft = String(Math.max(0, MAX_CODE_ATTEMPTS - code.attempts - 1));
-      await claimed(() => commitAs(deps, caller, {
-        writes: [{ kind: "code.claimAttempt", id: code.id, max: MAX_CODE_ATTEMPTS }],
-        events: [{ aggregateType: "user", aggregateId: user.id, type: EventType.userEmailVerificationFailed, payload: { outcome: "invalid", codeId: code.id }, resourceOwner: user.orgId }],
-      }, at));
-      throw invalidArgument("email_code.invalid", "the code is not valid", [], { attemptsLeft });
-    }
-    // Stryker disable next-line ConditionalExpression,StringLiteral: a used code (usedAt set) returned above as "no code pending", so checkCode never says "used" here
-    case "used":
-      // Stryker disable next-line StringLiteral: unreachable, see the case above
-      throw invalidArgument("email_code.invalid", "the code is not valid");
-    case "expired":
-      throw invalidArgument("email_code.expired", "the code has expired; request a new one");
-    case "exhausted":
-      throw failedPrecondition("email_code.exhausted", "too many wrong attempts; request a new code");
-  }
+      return {
+        writes: [{ kind: "user.emailVerified", id: user.id, activate }],
+        events: [{ aggregateType: "user", aggregateId: user.id, type: EventType.userEmailVerified, payload: { email: user.email, codeId: code.id }, resourceOwner: user.orgId }],
+      };
+    },
+    wrongEvent: { aggregateType: "user", aggregateId: user.id, type: EventType.userEmailVerificationFailed, payload: { outcome: "invalid", codeId: code.id }, resourceOwner: user.orgId },
+  });
+  return { details: attemptDetails(events) };
 }
 
 /**
@@ -89,20 +69,6 @@ async function verifiableUser(deps: Deps, caller: Caller, userId: string): Promi
   }
   if (canInstanceWide(principal, "user.write")) throw notFound("user.not_found", "the user does not exist", { userId });
   throw permissionDenied("permission.denied", "only the user or a user manager of the user's organization may verify this email", { permission: "user.write" });
-}
-
-/**
- * Runs a commit that claims an attempt on the code. When a concurrent request used the code up or
- * made the last allowed attempt first, the claim fails and the commit is rolled back: no slot, no
- * event, and the answer is exhausted.
- */
-async function claimed<T>(commit: () => Promise<T>): Promise<T> {
-  try {
-    return await commit();
-  } catch (error) {
-    if (!(error instanceof DomainError) || error.reason !== "store.condition_failed") throw error;
-    throw failedPrecondition("email_code.exhausted", "too many attempts; request a new code");
-  }
 }
 
 /**

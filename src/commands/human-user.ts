@@ -1,4 +1,3 @@
-import { hash as argon2Hash } from "@node-rs/argon2";
 import { selectOrganization } from "../access/select-organization.js";
 import type { Caller, Deps } from "../context.js";
 import { authorize } from "../domain/authorization.js";
@@ -16,6 +15,7 @@ import { newOutboxRow } from "../notify/outbox.js";
 import { initializationMail, verificationMail } from "../notify/templates.js";
 import type { RowWrite } from "../store/commit.js";
 import { externalLink } from "../support/links.js";
+import { hashPassword } from "../support/password-hash.js";
 import { sealSecret } from "../support/secret-box.js";
 import { commitAs } from "./commit-as.js";
 import { issueCode } from "./one-time-code.js";
@@ -32,10 +32,6 @@ export interface CreateHumanUserInput {
   otpCode: string;
   idps: { configId: string; externalUserId: string; displayName: string }[];
 }
-
-/** OWASP's argon2id baseline (19 MiB, 2 iterations): slow for attackers, ~50 ms here. */
-// `algorithm: 2` is Algorithm.Argon2id (a const enum that verbatimModuleSyntax cannot import).
-const ARGON2_OPTIONS = { algorithm: 2, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 
 export const otpSecretContext = (userId: string) => `user:${userId}:otp_secret`;
 
@@ -73,7 +69,7 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
     checkPasswordPolicy(policy, input.password);
   }
   await checkIdpLinks(deps, instanceId, organization.id, input.idps);
-  const passwordHash = input.password ? await argon2Hash(input.password, ARGON2_OPTIONS) : (input.hashedPassword ?? null);
+  const passwordHash = input.password ? await hashPassword(input.password) : (input.hashedPassword ?? null);
 
   const at = deps.clock.now();
   const userId = deps.ids.next();
@@ -95,7 +91,8 @@ export async function createHumanUser(deps: Deps, caller: Caller, input: CreateH
   });
   const user = { id: userId, orgId: organization.id };
   const emailCode = setup.emailCode ? issueCode(deps, user, "email", at) : undefined;
-  const initCode = setup.initCode ? issueCode(deps, user, "init", at) : undefined;
+  // The initialization mail carries it to `email`: a right init code proves that address (initialize-user.ts).
+  const initCode = setup.initCode ? issueCode(deps, user, "init", at, emailKey(email)) : undefined;
   const passwordless = input.requestPasswordlessRegistration ? issueCode(deps, user, "passwordless", at) : undefined;
 
   const writes: RowWrite[] = [

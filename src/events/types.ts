@@ -18,6 +18,20 @@ export const EventType = {
   userEmailChanged: "user.email.changed",
   userEmailVerified: "user.email.verified",
   userEmailVerificationFailed: "user.email.verification.failed",
+  /** The user set a first password with the init code of the initialization mail (the hosted page). */
+  userInitialized: "user.initialized",
+  userInitializationFailed: "user.initialization.failed",
+  /** SetPassword: an administrator set the password. Never carries the password or a hash. */
+  userPasswordSet: "user.password.set",
+  /** VerifyPassword: a right password. */
+  userPasswordChecked: "user.password.checked",
+  /** VerifyPassword: a refused attempt on a known user (wrong password, none set, locked or inactive), with its cause. */
+  userPasswordCheckFailed: "user.password.check_failed",
+  /** After a right password, the stored hash (imported, or weaker than the default) was replaced by argon2id. */
+  userPasswordRehashed: "user.password.rehashed",
+  /** VerifyPassword for a user id or login name that names no user (on the instance aggregate). */
+  signInFailed: "instance.sign_in.failed",
+  lockoutPolicySet: "instance.lockout_policy.set",
   userNotificationQueued: "user.notification.queued",
   userDeactivated: "user.deactivated",
   userReactivated: "user.reactivated",

@@ -4,7 +4,9 @@ import type {
   ApplicationRow,
   IdentityProviderRow,
   InstanceRow,
+  LockoutPolicyRow,
   MembershipRow,
+  NewOneTimeCodeRow,
   NewUserRow,
   OneTimeCodeRow,
   OrganizationRow,
@@ -32,8 +34,25 @@ export type RowWrite =
   | { kind: "user.emailVerified"; id: string; activate: boolean }
   /** Conditional: fails the commit (`store.condition_failed`) unless the flag changes, so of two concurrent calls one wins. */
   | { kind: "user.setInactive"; id: string; inactive: boolean }
-  /** Conditional, like `user.setInactive`. */
+  /** Conditional, like `user.setInactive`. Unlocking also resets the count of wrong passwords (a fresh start). */
   | { kind: "user.setLocked"; id: string; locked: boolean }
+  /**
+   * Sets the password hash and resets the count of wrong passwords; `changeRequired` undefined keeps the flag; `activate`
+   * makes an INITIAL user ACTIVE. With `previousHash` (null: none), conditional: fails the commit (`store.condition_failed`)
+   * unless the stored hash is still that one, so a rehash never overwrites a password set concurrently.
+   */
+  | { kind: "user.setPassword"; id: string; passwordHash: string; changeRequired?: boolean; activate?: boolean; previousHash?: string | null }
+  /**
+   * A right password: the count of wrong ones goes back to 0. Conditional: fails the commit unless the user is still
+   * neither locked nor inactive, so a check that raced a lock (or a deactivation) does not succeed after it.
+   */
+  | { kind: "user.passwordChecked"; id: string }
+  /**
+   * A wrong password: the count becomes `attempts + 1`, and with `lock` the user is locked too. Conditional: fails the
+   * commit unless the count is still `attempts` and the user is not locked, so concurrent wrong passwords count one by
+   * one (each commit sees the last) and the count never passes the lockout limit.
+   */
+  | { kind: "user.passwordFailed"; id: string; attempts: number; lock: boolean }
   /**
    * Conditional: fails the commit when the user is gone, or still has a membership (one added since
    * the remover read them would otherwise vanish by cascade without its event).
@@ -44,7 +63,7 @@ export type RowWrite =
   | { kind: "userIdpLink.deleteOfUser"; userId: string }
   | { kind: "outbox.deleteOfUser"; userId: string }
   | { kind: "userIdpLink.insert"; row: UserIdpLinkRow }
-  | { kind: "code.replace"; row: OneTimeCodeRow }
+  | { kind: "code.replace"; row: NewOneTimeCodeRow }
   | { kind: "code.void"; userId: string; codeKind: OneTimeCodeRow["kind"] }
   /**
    * Counts one attempt on a code, atomically: only while it is unused and has fewer than `max`
@@ -55,6 +74,8 @@ export type RowWrite =
   | { kind: "code.use"; id: string; at: number }
   | { kind: "outbox.insert"; row: OutboxRow }
   | { kind: "passwordPolicy.insert"; row: PasswordPolicyRow }
+  /** Inserts the instance's lockout policy, or replaces it. */
+  | { kind: "lockoutPolicy.put"; row: LockoutPolicyRow }
   | { kind: "smtp.insert"; row: SmtpConfigRow }
   | { kind: "smtp.update"; instanceId: string; settings: Omit<SmtpConfigRow, "instanceId" | "passwordSealed">; dropPassword: boolean }
   | { kind: "smtp.setPassword"; instanceId: string; passwordSealed: string }
@@ -165,8 +186,12 @@ export function checkExpectation(expectation: Expectation, current: number): voi
   if (expectation.sequence !== current) throw concurrentModification(expectation, current);
 }
 
-/** Writes that add a row no principal was built from yet: a new user, organization or token changes no cached one. */
-const CREATIONS = new Set<RowWrite["kind"]>(["user.insert", "organization.insert", "token.insert"]);
+/**
+ * Writes no cached principal depends on: a new user, organization or token (no principal was built from it yet), and a
+ * user's password hash and its count of wrong passwords (authentication by token never reads them). Sign-ins write
+ * these on every VerifyPassword; dropping every replica's principal cache for each would cost every other call.
+ */
+const ACCESS_NEUTRAL = new Set<RowWrite["kind"]>(["user.insert", "organization.insert", "token.insert", "user.setPassword", "user.passwordChecked"]);
 
 /**
  * Whether a commit may change what an existing principal is made of (its token, its user's flags, its organization's
@@ -174,7 +199,8 @@ const CREATIONS = new Set<RowWrite["kind"]>(["user.insert", "organization.insert
  * kind of write on these rows invalidates by default.
  */
 export function changesAccess(commit: Commit): boolean {
-  return commit.writes.some(
-    (write) => !CREATIONS.has(write.kind) && /^(user|token|membership|organization)\./.test(write.kind),
+  return commit.writes.some((write) =>
+    // A wrong password changes the principal only when it locks the user.
+    write.kind === "user.passwordFailed" ? write.lock : !ACCESS_NEUTRAL.has(write.kind) && /^(user|token|membership|organization)\./.test(write.kind),
   );
 }

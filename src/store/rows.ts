@@ -70,6 +70,8 @@ export interface UserRow {
   phoneVerified: boolean | null;
   passwordHash: string | null;
   passwordChangeRequired: boolean | null;
+  /** Wrong passwords in a row since the last right one (or unlock); the lockout policy locks the user at its limit. */
+  failedPasswordAttempts: number;
   otpSecretSealed: string | null;
 }
 
@@ -92,6 +94,7 @@ type UserDefaults =
   | "phoneVerified"
   | "passwordHash"
   | "passwordChangeRequired"
+  | "failedPasswordAttempts"
   | "otpSecretSealed";
 
 /** A new user: type-specific columns may be left out (null). */
@@ -183,7 +186,12 @@ export interface OneTimeCodeRow {
   expiresAt: number;
   attempts: number;
   usedAt: number | null;
+  /** Lower-cased address the code was mailed to (set for init codes: proof of that address); null when not mailed. */
+  emailKey: string | null;
 }
+
+/** A new code: `emailKey` may be left out (null: not known to be mailed anywhere). */
+export type NewOneTimeCodeRow = Flat<Omit<OneTimeCodeRow, "emailKey"> & { emailKey?: string | null | undefined }>;
 
 /** `userId` may be left out by writers that do not know it; the commit links the mail to its user (null). */
 export interface OutboxRow {
@@ -205,6 +213,12 @@ export interface OutboxRow {
    */
   claimedBy?: string | null;
   claimedUntil?: number | null;
+}
+
+/** An instance's lockout policy (absent: the default of src/domain/lockout-policy.ts). */
+export interface LockoutPolicyRow {
+  instanceId: string;
+  maxPasswordAttempts: number;
 }
 
 export interface PasswordPolicyRow {

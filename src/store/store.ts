@@ -4,6 +4,7 @@ import type {
   ApplicationRow,
   IdentityProviderRow,
   InstanceRow,
+  LockoutPolicyRow,
   MembershipRow,
   OneTimeCodeRow,
   OrganizationRow,
@@ -98,6 +99,8 @@ export interface Store {
   listOrganizationsPage(filter: OrganizationFilter & { afterPosition?: number; limit: number }): Promise<{ row: OrganizationRow; position: number }[]>;
   countOrganizations(filter: OrganizationFilter): Promise<number>;
   findUserById(id: string): Promise<UserRow | undefined>;
+  /** The instance's user with this user name key (lower-cased; user names are unique per instance), if any. */
+  findUserByUserNameKey(instanceId: string, userNameKey: string): Promise<UserRow | undefined>;
   findTokenById(id: string): Promise<TokenRow | undefined>;
   /** One page of a user's tokens in creation order, after the given position. */
   listTokensPage(filter: { userId: string; afterPosition?: number; limit: number }): Promise<{ row: TokenRow; position: number }[]>;
@@ -111,6 +114,7 @@ export interface Store {
   listUsers(filter: { orgId: string; userNameKey?: string; emailKey?: string; afterPosition?: number; limit: number }): Promise<{ row: UserRow; position: number }[]>;
   countUsers(filter: { orgId: string; userNameKey?: string; emailKey?: string }): Promise<number>;
   getPasswordPolicy(instanceId: string): Promise<PasswordPolicyRow | undefined>;
+  getLockoutPolicy(instanceId: string): Promise<LockoutPolicyRow | undefined>;
   /** Messages of the outbox, oldest first (the delivery worker and tests read them). */
   listOutbox(filter: { status?: OutboxRow["status"]; limit: number }): Promise<OutboxRow[]>;
   /** Every message queued for a user (any status), oldest first. */

@@ -33,13 +33,14 @@ describe("the SQLite schema infers the rows of rows.ts", () => {
     expectTypeOf<typeof sqlite.oneTimeCodes.$inferSelect>().toEqualTypeOf<rows.OneTimeCodeRow>();
     expectTypeOf<typeof sqlite.outbox.$inferSelect>().toEqualTypeOf<Required<rows.OutboxRow>>();
     expectTypeOf<typeof sqlite.passwordPolicies.$inferSelect>().toEqualTypeOf<rows.PasswordPolicyRow>();
+    expectTypeOf<typeof sqlite.lockoutPolicies.$inferSelect>().toEqualTypeOf<rows.LockoutPolicyRow>();
     expectTypeOf<typeof sqlite.smtpConfigs.$inferSelect>().toEqualTypeOf<rows.SmtpConfigRow>();
     expectTypeOf<typeof sqlite.events.$inferSelect>().toEqualTypeOf<rows.EventRow>();
     expect(columnsOf(sqlite.users)).toEqual(
       keys<rows.UserRow>(
         "id", "instanceId", "orgId", "type", "state", "inactive", "locked", "userName", "userNameKey", "machineName", "machineDescription",
         "firstName", "lastName", "nickName", "displayName", "preferredLanguage", "gender", "email", "emailKey", "emailVerified", "phone",
-        "phoneVerified", "passwordHash", "passwordChangeRequired", "otpSecretSealed",
+        "phoneVerified", "passwordHash", "passwordChangeRequired", "failedPasswordAttempts", "otpSecretSealed",
       ),
     );
   });
@@ -62,11 +63,12 @@ describe("the PostgreSQL schema infers the same rows (position, its insertion or
     expectTypeOf<PgRow<typeof postgres.oneTimeCodes>>().toEqualTypeOf<rows.OneTimeCodeRow>();
     expectTypeOf<PgRow<typeof postgres.outbox>>().toEqualTypeOf<Required<rows.OutboxRow>>();
     expectTypeOf<PgRow<typeof postgres.passwordPolicies>>().toEqualTypeOf<rows.PasswordPolicyRow>();
+    expectTypeOf<PgRow<typeof postgres.lockoutPolicies>>().toEqualTypeOf<rows.LockoutPolicyRow>();
     expectTypeOf<PgRow<typeof postgres.smtpConfigs>>().toEqualTypeOf<rows.SmtpConfigRow>();
     expectTypeOf<PgRow<typeof postgres.events>>().toEqualTypeOf<rows.EventRow>();
     // Both engines declare the same columns under the same names (the PostgreSQL tables add only position).
     const tables = ["instances", "organizations", "users", "personalAccessTokens", "memberships", "projects", "projectRoles", "projectGrants",
-      "applications", "identityProviders", "userIdpLinks", "oneTimeCodes", "outbox", "passwordPolicies", "smtpConfigs", "events", "masterKeyProbe"] as const;
+      "applications", "identityProviders", "userIdpLinks", "oneTimeCodes", "outbox", "passwordPolicies", "lockoutPolicies", "smtpConfigs", "events", "masterKeyProbe"] as const;
     for (const name of tables) {
       expect({ name, columns: columnsOf(postgres[name]).filter((column) => column !== "position") }).toEqual({ name, columns: columnsOf(sqlite[name]) });
     }

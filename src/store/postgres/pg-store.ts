@@ -10,6 +10,7 @@ import {
   applications,
   identityProviders,
   instances,
+  lockoutPolicies,
   masterKeyProbe,
   memberships,
   oneTimeCodes,
@@ -113,6 +114,9 @@ export async function createPostgresStore(options: PostgresOptions): Promise<Sto
     },
     async findUserById(id) {
       return first(db.select(columns.users).from(users).where(eq(users.id, id)));
+    },
+    async findUserByUserNameKey(instanceId, userNameKey) {
+      return first(db.select(columns.users).from(users).where(and(eq(users.instanceId, instanceId), eq(users.userNameKey, userNameKey))));
     },
     async findTokenById(id) {
       return first(db.select(columns.tokens).from(personalAccessTokens).where(eq(personalAccessTokens.id, id)));
@@ -235,6 +239,9 @@ export async function createPostgresStore(options: PostgresOptions): Promise<Sto
     },
     async getPasswordPolicy(instanceId) {
       return first(db.select().from(passwordPolicies).where(eq(passwordPolicies.instanceId, instanceId)));
+    },
+    async getLockoutPolicy(instanceId) {
+      return first(db.select().from(lockoutPolicies).where(eq(lockoutPolicies.instanceId, instanceId)));
     },
     async listOutbox(filter) {
       return db

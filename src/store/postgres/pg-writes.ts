@@ -8,6 +8,7 @@ import {
   applications,
   identityProviders,
   instances,
+  lockoutPolicies,
   memberships,
   oneTimeCodes,
   organizations,
@@ -182,11 +183,39 @@ export async function applyPostgresWrite(tx: PostgresTx, write: RowWrite): Promi
         throw conditionFailed("the user is gone or was changed concurrently");
       }
       return;
-    case "user.setLocked":
-      if (changed(await tx.update(users).set({ locked: write.locked }).where(and(eq(users.id, write.id), eq(users.locked, !write.locked)))) === 0) {
+    case "user.setLocked": {
+      const set = { locked: write.locked, ...(write.locked ? {} : { failedPasswordAttempts: 0 }) };
+      if (changed(await tx.update(users).set(set).where(and(eq(users.id, write.id), eq(users.locked, !write.locked)))) === 0) {
         throw conditionFailed("the user is gone or was changed concurrently");
       }
       return;
+    }
+    case "user.setPassword": {
+      const set = {
+        passwordHash: write.passwordHash,
+        failedPasswordAttempts: 0,
+        ...(write.changeRequired === undefined ? {} : { passwordChangeRequired: write.changeRequired }),
+        ...(write.activate ? { state: "active" as const } : {}),
+      };
+      const previous = write.previousHash === undefined ? undefined : write.previousHash === null ? isNull(users.passwordHash) : eq(users.passwordHash, write.previousHash);
+      if (changed(await tx.update(users).set(set).where(and(eq(users.id, write.id), previous))) === 0) {
+        throw conditionFailed("the user is gone or its password was changed concurrently");
+      }
+      return;
+    }
+    case "user.passwordChecked": {
+      const usable = and(eq(users.id, write.id), eq(users.locked, false), eq(users.inactive, false));
+      if (changed(await tx.update(users).set({ failedPasswordAttempts: 0 }).where(usable)) === 0) {
+        throw conditionFailed("the user is gone, locked or deactivated");
+      }
+      return;
+    }
+    case "user.passwordFailed": {
+      const unchanged = and(eq(users.id, write.id), eq(users.locked, false), eq(users.failedPasswordAttempts, write.attempts));
+      const set = { failedPasswordAttempts: write.attempts + 1, ...(write.lock ? { locked: true } : {}) };
+      if (changed(await tx.update(users).set(set).where(unchanged)) === 0) throw conditionFailed("the user is gone, locked, or its count changed concurrently");
+      return;
+    }
     case "user.delete": {
       const left = await countOf(tx.select({ n: count() }).from(memberships).where(eq(memberships.userId, write.id)));
       if (left > 0) throw conditionFailed("the user got a membership concurrently");
@@ -236,6 +265,9 @@ export async function applyPostgresWrite(tx: PostgresTx, write: RowWrite): Promi
       return;
     case "passwordPolicy.insert":
       await tx.insert(passwordPolicies).values(write.row);
+      return;
+    case "lockoutPolicy.put":
+      await tx.insert(lockoutPolicies).values(write.row).onConflictDoUpdate({ target: lockoutPolicies.instanceId, set: { maxPasswordAttempts: write.row.maxPasswordAttempts } });
       return;
     case "smtp.insert":
       await tx.insert(smtpConfigs).values(write.row);

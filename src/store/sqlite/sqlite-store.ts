@@ -4,6 +4,7 @@ import {
   applications,
   identityProviders,
   instances,
+  lockoutPolicies,
   masterKeyProbe,
   memberships,
   oneTimeCodes,
@@ -65,6 +66,12 @@ export function createSqliteStore(options: SqliteOptions): Store {
   // Hot reads (every authenticated call) are prepared once.
   const tokenById = db.select().from(personalAccessTokens).where(eq(personalAccessTokens.id, sql.placeholder("id"))).prepare();
   const userById = db.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare();
+  // Every VerifyPassword by login name.
+  const userByNameKey = db
+    .select()
+    .from(users)
+    .where(and(eq(users.instanceId, sql.placeholder("instanceId")), eq(users.userNameKey, sql.placeholder("userNameKey"))))
+    .prepare();
   const membershipsOfUser = db.select().from(memberships).where(eq(memberships.userId, sql.placeholder("userId"))).prepare();
   const orgById = db.select().from(organizations).where(eq(organizations.id, sql.placeholder("id"))).prepare();
   // The lookups of the common calls (a project, its roles, a grant, an application, a user's code, the policy).
@@ -112,6 +119,9 @@ export function createSqliteStore(options: SqliteOptions): Store {
     },
     async findUserById(id) {
       return userById.get({ id });
+    },
+    async findUserByUserNameKey(instanceId, userNameKey) {
+      return userByNameKey.get({ instanceId, userNameKey });
     },
     async findTokenById(id) {
       return tokenById.get({ id });
@@ -306,6 +316,9 @@ export function createSqliteStore(options: SqliteOptions): Store {
     },
     async getPasswordPolicy(instanceId) {
       return policyOfInstance.get({ instanceId });
+    },
+    async getLockoutPolicy(instanceId) {
+      return db.select().from(lockoutPolicies).where(eq(lockoutPolicies.instanceId, instanceId)).get();
     },
     async listOutbox(filter) {
       return db

@@ -7,6 +7,7 @@ import {
   applications,
   identityProviders,
   instances,
+  lockoutPolicies,
   memberships,
   oneTimeCodes,
   organizations,
@@ -164,11 +165,39 @@ export function createSqliteWrites(db: GatehouseDb) {
           throw conditionFailed("the user is gone or was changed concurrently");
         }
         return;
-      case "user.setLocked":
-        if (db.update(users).set({ locked: write.locked }).where(and(eq(users.id, write.id), eq(users.locked, !write.locked))).run().changes === 0) {
+      case "user.setLocked": {
+        const set = { locked: write.locked, ...(write.locked ? {} : { failedPasswordAttempts: 0 }) };
+        if (db.update(users).set(set).where(and(eq(users.id, write.id), eq(users.locked, !write.locked))).run().changes === 0) {
           throw conditionFailed("the user is gone or was changed concurrently");
         }
         return;
+      }
+      case "user.setPassword": {
+        const set = {
+          passwordHash: write.passwordHash,
+          failedPasswordAttempts: 0,
+          ...(write.changeRequired === undefined ? {} : { passwordChangeRequired: write.changeRequired }),
+          ...(write.activate ? { state: "active" as const } : {}),
+        };
+        const previous = write.previousHash === undefined ? undefined : write.previousHash === null ? isNull(users.passwordHash) : eq(users.passwordHash, write.previousHash);
+        if (db.update(users).set(set).where(and(eq(users.id, write.id), previous)).run().changes === 0) {
+          throw conditionFailed("the user is gone or its password was changed concurrently");
+        }
+        return;
+      }
+      case "user.passwordChecked": {
+        const usable = and(eq(users.id, write.id), eq(users.locked, false), eq(users.inactive, false));
+        if (db.update(users).set({ failedPasswordAttempts: 0 }).where(usable).run().changes === 0) {
+          throw conditionFailed("the user is gone, locked or deactivated");
+        }
+        return;
+      }
+      case "user.passwordFailed": {
+        const unchanged = and(eq(users.id, write.id), eq(users.locked, false), eq(users.failedPasswordAttempts, write.attempts));
+        const set = { failedPasswordAttempts: write.attempts + 1, ...(write.lock ? { locked: true } : {}) };
+        if (db.update(users).set(set).where(unchanged).run().changes === 0) throw conditionFailed("the user is gone, locked, or its count changed concurrently");
+        return;
+      }
       case "user.delete": {
         // Stryker disable next-line OptionalChaining: a count() query always returns its one row
         const left = db.select({ n: count() }).from(memberships).where(eq(memberships.userId, write.id)).get()?.n ?? 0;
@@ -220,6 +249,9 @@ export function createSqliteWrites(db: GatehouseDb) {
         return;
       case "passwordPolicy.insert":
         db.insert(passwordPolicies).values(write.row).run();
+        return;
+      case "lockoutPolicy.put":
+        db.insert(lockoutPolicies).values(write.row).onConflictDoUpdate({ target: lockoutPolicies.instanceId, set: { maxPasswordAttempts: write.row.maxPasswordAttempts } }).run();
         return;
       case "smtp.insert":
         db.insert(smtpConfigs).values(write.row).run();

@@ -14,6 +14,8 @@ export const oneTimeCodes = pgTable(
     expiresAt: bigint("expires_at", { mode: "number" }).notNull(),
     attempts: integer("attempts").notNull(),
     usedAt: bigint("used_at", { mode: "number" }),
+    /** Lower-cased address the code was mailed to (an init code: the initialization mail); null when not mailed. */
+    emailKey: text("email_key"),
   },
   (table) => [uniqueIndex("one_time_codes_user_kind").on(table.userId, table.kind)],
 );

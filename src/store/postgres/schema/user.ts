@@ -40,6 +40,8 @@ export const users = pgTable(
     /** argon2id of a set password, or an imported hash stored as given; never returned or logged. */
     passwordHash: text("password_hash"),
     passwordChangeRequired: boolean("password_change_required"),
+    /** Wrong passwords in a row (VerifyPassword) since the last right one or unlock; the lockout policy locks at its limit. */
+    failedPasswordAttempts: integer("failed_password_attempts").notNull().default(0),
     /** Imported TOTP secret, sealed under the master key. */
     otpSecretSealed: text("otp_secret_sealed"),
     position: position(),

@@ -12,3 +12,4 @@ export * from "./outbox.js";
 export * from "./password-policy.js";
 export * from "./smtp.js";
 export * from "./master-key-probe.js";
+export * from "./lockout-policy.js";

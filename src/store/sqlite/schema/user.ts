@@ -39,6 +39,8 @@ export const users = sqliteTable(
     /** argon2id of a set password, or an imported hash stored as given; never returned or logged. */
     passwordHash: text("password_hash"),
     passwordChangeRequired: integer("password_change_required", { mode: "boolean" }),
+    /** Wrong passwords in a row (VerifyPassword) since the last right one or unlock; the lockout policy locks at its limit. */
+    failedPasswordAttempts: integer("failed_password_attempts").notNull().default(0),
     /** Imported TOTP secret, sealed under the master key. */
     otpSecretSealed: text("otp_secret_sealed"),
   },

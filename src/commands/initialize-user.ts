@@ -1,0 +1,101 @@
+import type { Deps } from "../context.js";
+import { checkCode } from "../domain/codes.js";
+import { failedPrecondition, invalidArgument } from "../domain/errors.js";
+import { checkPasswordPolicy, DEFAULT_PASSWORD_POLICY, type PasswordPolicy } from "../domain/password-policy.js";
+import { type Details, lastOf } from "../events/details.js";
+import type { NewEvent } from "../events/event.js";
+import { EventType } from "../events/types.js";
+import type { RowWrite } from "../store/commit.js";
+import type { OneTimeCodeRow, UserRow } from "../store/rows.js";
+import { hashPassword } from "../support/password-hash.js";
+import { attemptCode } from "./code-attempt.js";
+
+export interface InitializeUserInput {
+  userId: string;
+  /** The init code of the initialization mail (case-insensitive, surrounding blanks ignored). */
+  code: string;
+  /** The first password, checked against the instance's password policy. */
+  password: string;
+}
+
+/** The instance's password policy (the database holds one instance), or the default while none is stored. */
+async function instancePasswordPolicy(deps: Deps): Promise<PasswordPolicy> {
+  const instance = await deps.store.getInstance();
+  return (instance && (await deps.store.getPasswordPolicy(instance.id))) ?? DEFAULT_PASSWORD_POLICY;
+}
+
+const initCodeInvalid = () => invalidArgument("init_code.invalid", "the code is not valid");
+
+/**
+ * The hosted "initialize account" page's write: the user sets a first password with the init code of the
+ * initialization mail. There is no caller: the code is the credential, and the actor recorded is the user.
+ *
+ * The code follows VerifyEmail's rules through the same code (attemptCode): five attempts, expiry (72 h), single use;
+ * answers `init_code.invalid` (with `attemptsLeft` after a wrong code), `init_code.expired`, `init_code.exhausted`. An
+ * unknown user, a machine user, a user without a pending init code and a used code all answer `init_code.invalid`
+ * like a wrong code, so the page reveals nothing to someone without the code. The password policy is checked first,
+ * for every request alike (`password.policy` with one field violation per broken rule on `password`), so a password
+ * the policy refuses never spends an attempt. Hashing (argon2id, off the event loop) happens only for a right code.
+ *
+ * A right code, in one commit: uses the code, sets the password (no change required: the user chose it), verifies
+ * the email when it is unverified and still the address the initialization mail went to (the mail proved it; the
+ * pending email code is voided), and makes the user ACTIVE once its email is verified. A deactivated or locked user
+ * (failed_precondition `user.inactive` / `user.locked`) is told so only with a right code, which stays unspent.
+ */
+export async function initializeUserWithCode(deps: Deps, input: InitializeUserInput): Promise<{ details: Details }> {
+  checkPasswordPolicy(await instancePasswordPolicy(deps), input.password);
+  const user = await deps.store.findUserById(input.userId);
+  const code = user?.type === "human" ? await deps.store.findCode(user.id, "init") : undefined;
+  if (!user || !code || code.usedAt !== null) throw initCodeInvalid();
+  const at = deps.clock.now();
+  const events = await attemptCode(deps, {
+    code,
+    candidate: input.code,
+    at,
+    reasons: "init_code",
+    commit: (change) => deps.store.commit({ instanceId: user.instanceId, actor: user.id, at, ...change }),
+    onRight: async () => {
+      if (user.inactive) throw failedPrecondition("user.inactive", "the user is deactivated");
+      if (user.locked) throw failedPrecondition("user.locked", "the user is locked");
+      return initialization(user, code, await hashPassword(input.password));
+    },
+    wrongEvent: { aggregateType: "user", aggregateId: user.id, type: EventType.userInitializationFailed, payload: { outcome: "invalid", codeId: code.id }, resourceOwner: user.orgId },
+  });
+  const last = lastOf(events);
+  return { details: { sequence: last.sequence, changeDate: last.createdAt, resourceOwner: last.resourceOwner } };
+}
+
+/** The writes and events of a right init code, besides using it. */
+function initialization(user: UserRow, code: OneTimeCodeRow, passwordHash: string): { writes: RowWrite[]; events: NewEvent[] } {
+  const verifyEmail = user.emailVerified !== true && code.emailKey !== null && code.emailKey === user.emailKey;
+  const activate = user.emailVerified === true || verifyEmail;
+  const writes: RowWrite[] = [
+    // Conditional on the user still having no password, so a password an admin set meanwhile is never overwritten.
+    { kind: "user.setPassword", id: user.id, passwordHash, changeRequired: false, activate, previousHash: user.passwordHash },
+  ];
+  const event = (type: string, payload: Record<string, unknown>): NewEvent => ({ aggregateType: "user", aggregateId: user.id, type, payload, resourceOwner: user.orgId });
+  const events: NewEvent[] = [event(EventType.userInitialized, { codeId: code.id, passwordChangeRequired: false, emailVerified: verifyEmail, state: activate ? "active" : "initial" })];
+  if (verifyEmail) {
+    writes.push({ kind: "user.emailVerified", id: user.id, activate }, { kind: "code.void", userId: user.id, codeKind: "email" });
+    events.push(event(EventType.userEmailVerified, { email: user.email, codeId: code.id }));
+  }
+  return { writes, events };
+}
+
+/** What the hosted page may know of a user's init code before showing its form (no code needed, nothing secret). */
+export type InitCodeStatus = "pending" | "expired" | "exhausted" | "used" | "none";
+
+/**
+ * Read-only: the state of the user's init code, for the hosted page to choose between the form and a "request a new
+ * code" page. "none" also for an unknown or machine user (nothing is revealed about who exists). The judgement is
+ * checkCode's (the same rules as an attempt), without a candidate.
+ */
+export async function pendingInitCode(deps: Deps, userId: string): Promise<{ status: InitCodeStatus; passwordPolicy: PasswordPolicy }> {
+  const passwordPolicy = await instancePasswordPolicy(deps);
+  const user = await deps.store.findUserById(userId);
+  const code = user?.type === "human" ? await deps.store.findCode(user.id, "init") : undefined;
+  if (!code) return { status: "none", passwordPolicy };
+  // An empty candidate never matches a digest, so "invalid" means the code itself is still usable.
+  const verdict = checkCode(deps.masterKey, code, "", deps.clock.now());
+  return { status: verdict === "invalid" || verdict === "ok" ? "pending" : verdict, passwordPolicy };
+}

@@ -1,0 +1,24 @@
+import { ARGON2ID_DEFAULT } from "../support/password-hash.js";
+import { type ImportedHash, parseImportedHash } from "./imported-hash.js";
+
+/** What a stored hash is, for the audit trail (`user.password.rehashed`): its scheme, never the hash. */
+export function schemeOf(parsed: ImportedHash): string {
+  return parsed.scheme === "argon2" ? parsed.variant : parsed.scheme;
+}
+
+/**
+ * Whether a stored hash must be replaced by a default argon2id after a right password: every scheme but argon2id,
+ * and argon2id weaker than the default (less memory, fewer iterations, or the old version 16). An argon2id at or
+ * above the default is kept, imported or not: it is as strong as what a rehash would write, and replacing it would
+ * lower what it costs an attacker. Parallelism is not strength (it splits the same memory), so it is not compared.
+ */
+function needsRehash(parsed: ImportedHash, version19: boolean): boolean {
+  if (parsed.scheme !== "argon2" || parsed.variant !== "argon2id" || !version19) return true;
+  return parsed.memoryKiB < ARGON2ID_DEFAULT.memoryKiB || parsed.iterations < ARGON2ID_DEFAULT.iterations;
+}
+
+/** The parsed stored hash and whether it must be replaced (see needsRehash). */
+export function judgeStoredHash(encoded: string): { scheme: string; rehash: boolean } {
+  const parsed = parseImportedHash(encoded);
+  return { scheme: schemeOf(parsed), rehash: needsRehash(parsed, /\$v=19\$/.test(encoded)) };
+}

@@ -1,0 +1,207 @@
+import { Code } from "@connectrpc/connect";
+import { beforeAll, describe, expect, it } from "vitest";
+import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
+import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
+import { UserService, UserState } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { initializeUserWithCode, pendingInitCode } from "../../src/commands/initialize-user.js";
+import type { Deps } from "../../src/context.js";
+import { DomainError } from "../../src/domain/errors.js";
+import { failure } from "../support/errors.js";
+import { emailCodeIn, lastMailTo } from "../support/outbox.js";
+import { useTestServer } from "../support/server.js";
+import { storedRow } from "../support/stored-rows.js";
+import { eventTypesOf, race, typed } from "./rules-support.js";
+
+/**
+ * The init-code path the hosted "initialize account" page calls (src/commands/initialize-user.ts): the code of the
+ * initialization mail sets a first password, with VerifyEmail's attempt limit, expiry and single use, under the
+ * password policy, and verifies the address that mail went to. Users are made and read back over the API; the
+ * command is called in-process, as the page calls it.
+ */
+const t = useTestServer();
+let orgId: string;
+const deps = (): Deps => t.server.gatehouse.deps;
+const users = () => t.clients.client(UserService, "connect-json-http1", { token: t.server.adminToken, orgId });
+const GOOD = "Fresh-Start-2026";
+
+beforeAll(async () => {
+  ({ organizationId: orgId } = await t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken }).createOrganization({ name: "Init rules" }));
+});
+
+/** The init code in an initialization mail: the `code` parameter of its set-password link. */
+function initCodeIn(text: string): string | undefined {
+  const link = /(http\S+\/ui\/login\/user\/init\?\S+)/.exec(text)?.[1];
+  return link ? (new URL(link).searchParams.get("code") ?? undefined) : undefined;
+}
+
+let n = 0;
+/** A new human user without a password (INITIAL, an initialization mail with an init code), and that mail's codes. */
+async function newUser(options: { emailVerified?: boolean } = {}) {
+  n += 1;
+  const email = `init-${n}@example.com`;
+  const { userId } = await users().createHumanUser({
+    userName: `init-user-${n}`,
+    profile: { firstName: "Ini", lastName: `Tial ${n}` },
+    email: { email, isEmailVerified: options.emailVerified ?? false },
+  });
+  const mail = await lastMailTo(t.server, email);
+  const initCode = initCodeIn(mail?.text ?? "");
+  if (!initCode) throw new Error("the initialization mail carries an init code");
+  return { userId, email, initCode, emailCode: emailCodeIn(mail!) };
+}
+const wrong = (code: string) => (code[0] === "A" ? "B" : "A") + code.slice(1);
+const userOf = async (userId: string) => (await users().getUser({ userId })).user!;
+const isEmailVerified = (user: Awaited<ReturnType<typeof userOf>>) => (user.type.case === "human" ? user.type.value.email?.isEmailVerified : undefined);
+const storedUser = (userId: string) =>
+  storedRow<{ password_hash: string | null; password_change_required: number | boolean | null }>(t.server, "select password_hash, password_change_required from users where id = ?", userId);
+const refusal = async (promise: Promise<unknown>) => typed((await promise.then(() => undefined, (e: unknown) => e)) as DomainError);
+
+describe("a right init code", () => {
+  it("sets the password (argon2id, no change required), verifies the email the mail went to, makes the user ACTIVE — one commit, acted by the user", async () => {
+    const { userId, initCode, emailCode } = await newUser();
+    expect((await userOf(userId)).state).toBe(UserState.INITIAL);
+    const { details } = await initializeUserWithCode(deps(), { userId, code: ` ${initCode.toLowerCase()} `, password: GOOD });
+    const user = await userOf(userId);
+    expect(user.state).toBe(UserState.ACTIVE);
+    expect(isEmailVerified(user)).toBe(true);
+    const stored = await storedUser(userId);
+    expect(stored.password_hash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    expect(Boolean(stored.password_change_required)).toBe(false);
+    const trail = await t.clients.client(EventService, "connect-json-http1", { token: t.server.adminToken }).listEvents({ aggregateType: "user", aggregateId: userId, pageSize: 100 });
+    const last = trail.events.slice(-2);
+    expect(last.map((e) => e.eventType)).toEqual(["user.initialized", "user.email.verified"]);
+    expect(new Set(last.map((e) => e.sequence)).size).toBe(2);
+    for (const event of last) expect(event.actor).toBe(userId);
+    expect(details.sequence).toBe(Number(last[1]!.sequence));
+    expect(details.resourceOwner).toBe(orgId);
+    // The email code that came in the same mail is void now: nothing is left to verify.
+    expect(await failure(users().verifyEmail({ userId, verificationCode: emailCode! }))).toMatchObject({ code: Code.FailedPrecondition, reason: "email.already_verified" });
+    // The payloads never carry the password, its hash or the code.
+    const text = JSON.stringify(trail.events.map((e) => e.payload));
+    for (const secret of [GOOD, stored.password_hash!, initCode]) expect(text).not.toContain(secret);
+  });
+
+  it("is single use: the same code again is init_code.invalid, and the password stays", async () => {
+    const { userId, initCode } = await newUser();
+    await initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD });
+    const before = (await storedUser(userId)).password_hash;
+    expect(await refusal(initializeUserWithCode(deps(), { userId, code: initCode, password: "Another-Pass-99" }))).toEqual({ kind: "invalid_argument", reason: "init_code.invalid", metadata: {} });
+    expect((await storedUser(userId)).password_hash).toBe(before);
+    expect((await pendingInitCode(deps(), userId)).status).toBe("used");
+  });
+
+  it("for a user whose email was verified already makes it ACTIVE without a second verification", async () => {
+    const { userId, initCode } = await newUser({ emailVerified: true });
+    await initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD });
+    expect((await userOf(userId)).state).toBe(UserState.ACTIVE);
+    expect((await eventTypesOf(t, "user", userId)).filter((type) => type === "user.email.verified")).toEqual([]);
+  });
+
+  it("after the address changed does not verify the new one (the mail proved the old one): the password is set, the user stays INITIAL", async () => {
+    const { userId, initCode } = await newUser();
+    await users().setEmail({ userId, email: `moved-${n}@example.com`, isVerified: false });
+    await initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD });
+    const user = await userOf(userId);
+    expect(isEmailVerified(user)).toBe(false);
+    expect(user.state).toBe(UserState.INITIAL);
+    expect((await storedUser(userId)).password_hash).toMatch(/^\$argon2id\$/);
+  });
+
+  it("of two concurrent uses, exactly one wins; the other is refused with a typed error", async () => {
+    const { userId, initCode } = await newUser();
+    const { succeeded, refusals } = await race([
+      initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD }),
+      initializeUserWithCode(deps(), { userId, code: initCode, password: "Second-Try-4242" }),
+    ]);
+    expect(succeeded).toBe(1);
+    expect(refusals.map((e) => e.reason)).toEqual([expect.stringMatching(/^init_code\.(invalid|exhausted)$/)]);
+    expect((await eventTypesOf(t, "user", userId)).filter((type) => type === "user.initialized")).toHaveLength(1);
+  });
+});
+
+describe("refused attempts", () => {
+  it("a wrong code is init_code.invalid with attemptsLeft, recorded; after five the right one is init_code.exhausted", async () => {
+    const { userId, initCode } = await newUser();
+    for (let left = 4; left >= 0; left--) {
+      expect(await refusal(initializeUserWithCode(deps(), { userId, code: wrong(initCode), password: GOOD }))).toEqual({
+        kind: "invalid_argument",
+        reason: "init_code.invalid",
+        metadata: { attemptsLeft: String(left) },
+      });
+    }
+    expect((await pendingInitCode(deps(), userId)).status).toBe("exhausted");
+    expect(await refusal(initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD }))).toEqual({ kind: "failed_precondition", reason: "init_code.exhausted", metadata: {} });
+    expect((await eventTypesOf(t, "user", userId)).filter((type) => type === "user.initialization.failed")).toHaveLength(5);
+    expect((await storedUser(userId)).password_hash).toBeNull();
+    expect((await userOf(userId)).state).toBe(UserState.INITIAL);
+  });
+
+  it("an expired code is init_code.expired (72 hours), and appends nothing", async () => {
+    const { userId, initCode } = await newUser();
+    t.server.clock.advance(72 * 3_600_000 - 1);
+    expect((await pendingInitCode(deps(), userId)).status).toBe("pending");
+    t.server.clock.advance(1);
+    try {
+      expect((await pendingInitCode(deps(), userId)).status).toBe("expired");
+      const before = await eventTypesOf(t, "user", userId);
+      expect(await refusal(initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD }))).toEqual({ kind: "invalid_argument", reason: "init_code.expired", metadata: {} });
+      expect(await eventTypesOf(t, "user", userId)).toEqual(before);
+    } finally {
+      t.server.clock.advance(-72 * 3_600_000);
+    }
+  });
+
+  it("a password the policy refuses is password.policy naming every broken rule, and spends no attempt", async () => {
+    const { userId, initCode } = await newUser();
+    const error = (await initializeUserWithCode(deps(), { userId, code: initCode, password: "short" }).catch((e: unknown) => e)) as DomainError;
+    expect(typed(error)).toMatchObject({ kind: "invalid_argument", reason: "password.policy" });
+    expect(error.violations.map((v) => [v.field, v.rule])).toEqual([
+      ["password", "password.policy.min_length"],
+      ["password", "password.policy.uppercase"],
+      ["password", "password.policy.digit"],
+      ["password", "password.policy.symbol"],
+    ]);
+    expect((await eventTypesOf(t, "user", userId)).filter((type) => type.startsWith("user.initializ"))).toEqual([]);
+    await initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD });
+    expect((await userOf(userId)).state).toBe(UserState.ACTIVE);
+  });
+
+  it("an unknown user, a machine user and a user without an init code all answer init_code.invalid, like a wrong code", async () => {
+    const { userId: machine } = await users().createMachineUser({ userName: `init-robot-${++n}`, name: "Robot" });
+    const { userId: withPassword } = await users().createHumanUser({
+      userName: `init-has-password-${n}`,
+      profile: { firstName: "Has", lastName: "Password" },
+      email: { email: `has-password-${n}@example.com`, isEmailVerified: true },
+      password: GOOD,
+    });
+    for (const userId of ["no-such-user", machine, withPassword]) {
+      expect(await refusal(initializeUserWithCode(deps(), { userId, code: "ABC123", password: GOOD }))).toEqual({ kind: "invalid_argument", reason: "init_code.invalid", metadata: {} });
+      expect((await pendingInitCode(deps(), userId)).status).toBe("none");
+    }
+  });
+
+  it("a locked or deactivated user learns it only with the right code, which stays unspent", async () => {
+    const locked = await newUser();
+    await users().lockUser({ userId: locked.userId });
+    expect(await refusal(initializeUserWithCode(deps(), { userId: locked.userId, code: wrong(locked.initCode), password: GOOD }))).toMatchObject({ reason: "init_code.invalid" });
+    expect(await refusal(initializeUserWithCode(deps(), { userId: locked.userId, code: locked.initCode, password: GOOD }))).toEqual({ kind: "failed_precondition", reason: "user.locked", metadata: {} });
+    await users().unlockUser({ userId: locked.userId });
+    await initializeUserWithCode(deps(), { userId: locked.userId, code: locked.initCode, password: GOOD });
+    expect((await userOf(locked.userId)).state).toBe(UserState.ACTIVE);
+
+    const inactive = await newUser();
+    await users().deactivateUser({ userId: inactive.userId });
+    expect(await refusal(initializeUserWithCode(deps(), { userId: inactive.userId, code: inactive.initCode, password: GOOD }))).toEqual({ kind: "failed_precondition", reason: "user.inactive", metadata: {} });
+    expect((await pendingInitCode(deps(), inactive.userId)).status).toBe("pending");
+  });
+});
+
+describe("pendingInitCode (what the page shows before its form)", () => {
+  it("is pending for a fresh code and gives the password policy the form must meet", async () => {
+    const { userId } = await newUser();
+    expect(await pendingInitCode(deps(), userId)).toEqual({
+      status: "pending",
+      passwordPolicy: expect.objectContaining({ minLength: 8, requireUppercase: true, requireLowercase: true, requireDigit: true, requireSymbol: true }),
+    });
+  });
+});
