@@ -26,6 +26,7 @@ import { closeImportedHashVerifier } from "./support/password-verify/verify.js";
 import { createIdGenerator, type IdGenerator } from "./support/ids.js";
 import { createLogger, type Logger } from "./support/logger.js";
 import { createMetrics, type Metrics } from "./support/metrics.js";
+import { createPages } from "./web/pages.js";
 
 export interface GatehouseOptions {
   config: Config;
@@ -102,6 +103,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       isReady: () => health.status() === ServingStatus.SERVING,
       metrics,
       logger,
+      pages: createPages(deps, logger),
     });
     const worker = createDeliveryWorker(deps, logger, metrics, {
       pollMs: config.mail.pollMs,

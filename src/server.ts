@@ -23,6 +23,7 @@ import { createNodeAdapter, type NodeAdapterOptions } from "./transport/node-ada
 import { createOnePortListener } from "./transport/one-port.js";
 import type { PortReservation } from "./transport/port-reservation.js";
 import { createStreamLimitInterceptor } from "./transport/stream-limits.js";
+import type { PageHandler } from "./web/pages.js";
 
 /** The OpenAPI document of the REST routes, generated from the protos by `npm run generate`. */
 const openApiDocument = readFileSync(new URL("../gen/openapi.json", import.meta.url));
@@ -47,6 +48,8 @@ export interface ServerOptions {
   isReady: () => boolean;
   metrics: Metrics;
   logger: Logger;
+  /** The hosted pages the mails link to (src/web/), answered before the REST routes. */
+  pages?: PageHandler;
 }
 
 export interface GatehouseServer {
@@ -57,10 +60,16 @@ export interface GatehouseServer {
 }
 
 /**
- * Answers what is not an RPC: the health URLs, REST routes (transcoded to their RPCs),
+ * Answers what is not an RPC: the health URLs, the hosted pages under /ui/login/, REST routes (transcoded to their RPCs),
  * `GET /openapi.json`, `GET /metrics`, and 404 in the SPEC error-body shape (with ErrorInfo) for the rest.
  */
-function createFallback(metrics: Metrics, logger: Logger, rest: ReturnType<typeof createRestGateway>, isReady: () => boolean): NodeAdapterOptions["fallback"] {
+function createFallback(
+  metrics: Metrics,
+  logger: Logger,
+  rest: ReturnType<typeof createRestGateway>,
+  isReady: () => boolean,
+  pages: PageHandler | undefined,
+): NodeAdapterOptions["fallback"] {
   return (req, res, requestId) => {
     // Stryker disable next-line OptionalChaining: node gives every request it serves a url
     const path = req.url?.split("?")[0];
@@ -85,6 +94,7 @@ function createFallback(metrics: Metrics, logger: Logger, rest: ReturnType<typeo
       });
       return;
     }
+    if (pages?.(req, res, requestId)) return;
     rest(req, res, requestId).then(
       (handled) => {
         if (handled) return;
@@ -149,7 +159,7 @@ export function createServer(options: ServerOptions): GatehouseServer {
     readMaxBytes: config.maxRequestBytes,
     logger: options.logger,
     reject,
-    fallback: createFallback(metrics, options.logger, rest, options.isReady),
+    fallback: createFallback(metrics, options.logger, rest, options.isReady, options.pages),
   });
   const handler = http1Connections.track(withCors(connectHandler, config.corsOrigins));
 
