@@ -1,19 +1,10 @@
-import { readFileSync } from "node:fs";
-import { REPO } from "./servers.js";
+import { ARGON2ID_DEFAULT } from "../../src/support/password-hash.js";
 
 /**
- * Gatehouse's argon2id parameters, read from the source that uses them (they are a module constant,
- * not exported), so the bare loop always hashes exactly like CreateHumanUser does.
+ * Gatehouse's argon2id parameters as @node-rs/argon2 takes them, from the constant every password Gatehouse sets is
+ * hashed with (src/support/password-hash.ts), so the bare loop always hashes exactly like CreateHumanUser does.
+ * `algorithm: 2` is Argon2id (a const enum that verbatimModuleSyntax cannot import).
  */
 export function gatehouseArgon2Options(): Record<string, number> {
-  const file = "src/commands/human-user.ts";
-  const source = readFileSync(`${REPO}${file}`, "utf8");
-  const literal = /const ARGON2_OPTIONS = \{([^}]*)\}/.exec(source)?.[1];
-  if (!literal) throw new Error(`ARGON2_OPTIONS not found in ${file}: update bench/lib/argon2-params.ts`);
-  const options: Record<string, number> = {};
-  for (const [, key, value] of literal.matchAll(/(\w+):\s*([\d_]+)/g)) options[key!] = Number(value!.replaceAll("_", ""));
-  for (const key of ["algorithm", "memoryCost", "timeCost", "parallelism"]) {
-    if (!Number.isInteger(options[key])) throw new Error(`ARGON2_OPTIONS in ${file} has no numeric ${key}: update bench/lib/argon2-params.ts`);
-  }
-  return options;
+  return { algorithm: 2, memoryCost: ARGON2ID_DEFAULT.memoryKiB, timeCost: ARGON2ID_DEFAULT.iterations, parallelism: ARGON2ID_DEFAULT.parallelism };
 }
