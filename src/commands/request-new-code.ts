@@ -22,7 +22,8 @@ const TEMPLATE: Record<NewCodeKind, string> = { email: "user.verification", init
  * code replaces the old one and goes only by mail, to the user's address; the page never shows it.
  *
  * Refused (failed_precondition) when there is nothing to do: `email.already_verified`, `user.already_initialized` (the
- * user has a password), or `code.still_valid` (the code mailed last still works: a new one would only void it). Limited
+ * user has a password), `code.still_valid` (the code mailed last still works: a new one would only void it), or
+ * `init_code.none` (the user was never invited to set a password). Limited
  * per user (domain/new-code-limit.ts) by the code mails already queued to the user, which every replica reads from the
  * one database; of two requests racing past the check, the commit's expectation on the user lets one through.
  */
@@ -32,12 +33,16 @@ export async function requestNewCode(deps: Deps, holder: LinkHolder, kind: NewCo
   if (kind === "init" && user.passwordHash !== null) throw failedPrecondition("user.already_initialized", "the user has a password already");
   const current = await pendingCode(deps, user.id, kind);
   if (current.state === "usable") throw failedPrecondition("code.still_valid", "the code mailed last can still be used");
+  // Only a user who was invited to set a password may have a new invitation: one created with an IDP link signs in
+  // there, and a link holder must not be able to give it a password of its own.
+  if (kind === "init" && current.state === "none") throw failedPrecondition("init_code.none", "the user was never sent a code to set a password");
   const at = deps.clock.now();
   const mails = await deps.store.listOutboxOfUser(user.id);
   checkNewCodeAllowed(mails.filter((mail) => CODE_MAIL_TEMPLATES.has(mail.template)).map((mail) => mail.createdAt), at.getTime());
   const span = await spanOf(deps.store, "user", user.id);
 
-  const issued = issueCode(deps, user, kind, at);
+  // An init code records the address it goes to: a right one proves that address too (initialize-user.ts).
+  const issued = issueCode(deps, user, kind, at, kind === "init" ? user.emailKey : null);
   const context = { externalUrl: deps.externalUrl, organizationName: organization.name, organizationId: organization.id, userId: user.id, userName: user.userName, displayName: user.displayName ?? user.userName };
   const mail = kind === "email" ? verificationMail(context, issued.code) : initializationMail(context, { initCode: issued.code });
   const outboxId = deps.ids.next();

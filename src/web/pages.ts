@@ -8,6 +8,7 @@ import type { PageAnswer } from "./page-answer.js";
 import { BadPageInput, FormAbandoned, queryOf, readForm } from "./page-input.js";
 import { SECURITY_HEADERS } from "./security-headers.js";
 import { STYLESHEET, STYLESHEET_PATH } from "./stylesheet.js";
+import { INIT_PATH, showInit, submitInit } from "./init-page.js";
 import { showVerification, submitVerification, VERIFICATION_PATH } from "./verification-page.js";
 
 type NodeHandler = ReturnType<typeof connectNodeAdapter>;
@@ -25,7 +26,10 @@ interface PageRoute {
   submit(deps: Deps, form: URLSearchParams): Promise<PageAnswer>;
 }
 
-const ROUTES = new Map<string, PageRoute>([[VERIFICATION_PATH, { show: showVerification, submit: submitVerification }]]);
+const ROUTES = new Map<string, PageRoute>([
+  [VERIFICATION_PATH, { show: showVerification, submit: submitVerification }],
+  [INIT_PATH, { show: showInit, submit: submitInit }],
+]);
 
 const page = (status: number, title: string, ...paragraphs: string[]): PageAnswer => ({ status, page: { title, body: html`${message("error", ...paragraphs)}` } });
 
@@ -65,7 +69,9 @@ export function createPages(deps: Deps, logger: Logger): PageHandler {
     }
     if (error instanceof DomainError) {
       if (error.reason === "link.invalid") return LINK_INVALID;
-      if (error.kind === "unauthenticated") return ON_HOLD;
+      // The holds authentication refuses a token for, and initializeUserWithCode's own check of them (a hold put on the
+      // account while the page was open).
+      if (error.kind === "unauthenticated" || error.reason === "user.inactive" || error.reason === "user.locked") return ON_HOLD;
       if (error.kind === "unavailable") return UNAVAILABLE;
     }
     // Like every unexpected error: the cause goes to the log under the request id, never to the page.

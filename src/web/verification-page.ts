@@ -1,6 +1,5 @@
 import { type LinkHolder, resolveLinkHolder } from "../access/link-holder.js";
 import { verifyEmail } from "../commands/email-verification.js";
-import { requestNewCode } from "../commands/request-new-code.js";
 import type { Deps } from "../context.js";
 import { DomainError } from "../domain/errors.js";
 import { pendingCode } from "../queries/pending-code.js";
@@ -8,7 +7,8 @@ import { checkFormToken, formToken } from "./form-guard.js";
 import { html, message } from "./html.js";
 import type { FormTarget, PageAnswer } from "./page-answer.js";
 import { codeField, linkIds, textField } from "./page-input.js";
-import { deadCodePage, hiddenFields, newCodeLimitedPage, newCodeSentPage, staleFormPage } from "./page-parts.js";
+import { newCodePage } from "./new-code-page.js";
+import { deadCodePage, hiddenFields, staleFormPage } from "./page-parts.js";
 
 /** The path of the verification link in mails (notify/templates.ts): keep it stable, mails already out carry it. */
 export const VERIFICATION_PATH = "/ui/login/mail/verification";
@@ -71,7 +71,7 @@ export async function submitVerification(deps: Deps, form: URLSearchParams): Pro
   const holder = await resolveLinkHolder(deps, ids);
   const { target, code } = await formFor(deps, holder);
   if (!checkFormToken(deps.masterKey, "verification", holder.user.id, code.codeId, token)) return staleFormPage(TITLE, holder.organization.name);
-  if (intent === "new_code") return newCode(deps, holder, target);
+  if (intent === "new_code") return newCodePage(deps, holder, "email", TITLE, refusedNewCode(holder, target));
   if (entered === "") return codeFormPage(holder, target, "", { problem: "Enter the code from the mail." });
   try {
     await verifyEmail(deps, holder.caller, { userId: holder.user.id, verificationCode: entered });
@@ -98,22 +98,10 @@ export async function submitVerification(deps: Deps, form: URLSearchParams): Pro
   }
 }
 
-async function newCode(deps: Deps, holder: LinkHolder, target: FormTarget): Promise<PageAnswer> {
-  try {
-    await requestNewCode(deps, holder, "email");
-    return newCodeSentPage(TITLE, holder.organization.name);
-  } catch (error) {
-    if (!(error instanceof DomainError)) throw error;
-    switch (error.reason) {
-      case "code.resend_limited":
-        // Stryker disable next-line StringLiteral: the limit always names retryAfterSeconds
-        return newCodeLimitedPage(TITLE, holder.organization.name, error.metadata["retryAfterSeconds"] ?? "60");
-      case "email.already_verified":
-        return verifiedPage(holder, true);
-      case "code.still_valid":
-        return codeFormPage(holder, target, "", { notice: "The code in your newest mail still works: enter it here." });
-      default:
-        throw error;
-    }
-  }
+function refusedNewCode(holder: LinkHolder, target: FormTarget) {
+  return (error: DomainError): PageAnswer => {
+    if (error.reason === "email.already_verified") return verifiedPage(holder, true);
+    if (error.reason === "code.still_valid") return codeFormPage(holder, target, "", { notice: "The code in your newest mail still works: enter it here." });
+    throw error;
+  };
 }

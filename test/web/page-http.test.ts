@@ -3,7 +3,9 @@ import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { UserService, UserState } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { emailCodeIn, lastMailTo } from "../support/outbox.js";
+import { IdentityProviderService } from "../../gen/gatehouse/admin/v1/identity_provider_pb.js";
+import { formToken } from "../../src/web/form-guard.js";
+import { emailCodeIn, lastMailTo, queuedMails } from "../support/outbox.js";
 import { useTestServer } from "../support/server.js";
 
 /**
@@ -245,5 +247,77 @@ describe("the pages' log", () => {
     }
     for (const secret of [user.code, wrong, token]) expect(t.server.logs.text).not.toContain(secret);
     expect(t.server.logs.text).not.toContain("code=");
+  });
+});
+
+describe("the set-password page over HTTP", () => {
+  const INIT = "/ui/login/user/init";
+  const PASSWORD = "Correct-Horse-7";
+
+  async function invited() {
+    const email = `invited-${++n}@example.com`;
+    const { userId } = await users().createHumanUser({ userName: `invited-${n}`, profile: { firstName: "In", lastName: "Vited" }, email: { email } });
+    const mail = (await lastMailTo(t.server, email))!;
+    const link = new URL(/https:\/\/\S+\/ui\/login\/user\/init\?\S+/.exec(mail.text)![0]);
+    const page = await get(`${INIT}${link.search}`);
+    const token = tokenIn(await page.text())!;
+    return { userId, orgId: link.searchParams.get("orgID")!, code: link.searchParams.get("code")!, query: link.search, page, token };
+  }
+  const fields = (user: Awaited<ReturnType<typeof invited>>, over: Record<string, string> = {}) => ({ userID: user.userId, orgID: user.orgId, code: user.code, token: user.token, password: PASSWORD, confirmation: PASSWORD, ...over });
+  const initialized = async (userId: string) => (await users().getUser({ userId })).user?.state === UserState.ACTIVE;
+
+  it("carries the page headers, and refuses cross-site posts, foreign tokens and oversized passwords before trying the code", async () => {
+    const user = await invited();
+    expect(user.page.status).toBe(200);
+    expectPageHeaders(user.page);
+    const other = await invited();
+    const refused: [string, Promise<Response>, number][] = [
+      ["cross-site", post(fields(user), { origin: "https://evil.example", "sec-fetch-site": "cross-site" }, INIT), 403],
+      ["another user's token", post(fields(user, { token: other.token }), undefined, INIT), 403],
+      ["the verification form's token", post(fields(user, { token: await tokenFor({ query: user.query }) }), undefined, INIT), 403],
+      ["a password of 1025 characters", post(fields(user, { password: `Aa1!${"x".repeat(1021)}`, confirmation: `Aa1!${"x".repeat(1021)}` }), undefined, INIT), 400],
+      ["no code", post(fields(user, { code: "" }), undefined, INIT), 400],
+    ];
+    for (const [what, response, status] of refused) {
+      const answer = await response;
+      expect(answer.status, what).toBe(status);
+      expectPageHeaders(answer);
+    }
+    expect(await initialized(user.userId)).toBe(false);
+    expect((await events().listEvents({ aggregateId: user.userId })).events.filter((e) => e.eventType === "user.initialization.failed")).toEqual([]);
+    const done = await post(fields(user), undefined, INIT);
+    expect(done.status).toBe(200);
+    expect(await initialized(user.userId)).toBe(true);
+  });
+
+  it("has no page for a user never invited to set a password, and needs the code in the link", async () => {
+    const user = await invited();
+    expect((await get(`${INIT}?userID=${user.userId}&orgID=${user.orgId}`)).status).toBe(400);
+    const { userId } = await users().createHumanUser({ userName: `with-password-${++n}`, profile: { firstName: "Has", lastName: "One" }, email: { email: `pw-${n}@example.com`, isEmailVerified: true }, password: "Sup3r-secret!" });
+    const answer = await get(`${INIT}?userID=${userId}&orgID=${user.orgId}&code=ABCDEF`);
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toContain("Your account has a password already.");
+    // A user who signs in at an IDP has no password and no invitation: no page, and no way to ask for one.
+    const { idpId } = await t.clients
+      .client(IdentityProviderService, "connect-json-http1", { token: t.server.adminToken })
+      .createIdentityProvider({ name: `SSO ${n}`, issuer: "https://sso.example.com", clientId: "gatehouse", clientSecret: "s3cret-value" });
+    const { userId: brokered } = await users().createHumanUser({ userName: `brokered-${n}`, profile: { firstName: "Bro", lastName: "Kered" }, email: { email: `sso-${n}@example.com`, isEmailVerified: true }, idps: [{ configId: idpId, externalUserId: `ext-${n}`, displayName: "" }] });
+    const shown = await get(`${INIT}?userID=${brokered}&orgID=${user.orgId}&code=ABCDEF`);
+    expect(shown.status).toBe(404);
+    const token = formToken(t.server.gatehouse.deps.masterKey, "init", brokered, undefined);
+    const asked = await post({ userID: brokered, orgID: user.orgId, token, intent: "new_code" }, undefined, INIT);
+    expect(asked.status).toBe(404);
+    expect(await asked.text()).toContain("This link does not work");
+    expect((await queuedMails(t.server)).filter((mail) => mail.recipient === `sso-${n}@example.com`)).toEqual([]);
+  });
+
+  it("never logs the password or the code", async () => {
+    const user = await invited();
+    const wrong = (user.code[0] === "A" ? "B" : "A") + user.code.slice(1);
+    expect((await post(fields(user, { code: wrong }), undefined, INIT)).status).toBe(400);
+    expect((await post(fields(user, { password: "weak", confirmation: "weak" }), undefined, INIT)).status).toBe(400);
+    expect((await post(fields(user), undefined, INIT)).status).toBe(200);
+    for (const secret of [PASSWORD, "weak", user.code, wrong, user.token]) expect(t.server.logs.text).not.toContain(secret);
+    expect(t.server.logs.parsed().filter((line) => line["msg"] === "page" && line["path"] === INIT).map((line) => line["status"])).toEqual(expect.arrayContaining([200, 400, 400, 200]));
   });
 });
