@@ -1,3 +1,4 @@
+import { answerUnavailableOnConnectionFailure } from "../store/postgres/pg-reads-unavailable.js";
 import { createPostgresStore } from "../store/postgres/pg-store.js";
 import type { Store } from "../store/store.js";
 import { StartupError } from "./startup-error.js";
@@ -13,11 +14,12 @@ function codeAndReason(error: unknown): { code: string; reason: string } {
 
 /**
  * Opens the PostgreSQL store (applying pending migrations under the advisory lock), turning what goes wrong into one
- * line that names the database (without its password) and what to do.
+ * line that names the database (without its password) and what to do. Once open, a database that goes away answers
+ * each call `unavailable` (reason `store.unavailable`) until it is back; the pools reconnect by themselves.
  */
 export async function openPostgresDatabase(database: { url: string; display: string }): Promise<Store> {
   try {
-    return await createPostgresStore({ url: database.url });
+    return answerUnavailableOnConnectionFailure(await createPostgresStore({ url: database.url }));
   } catch (error) {
     const { code, reason } = codeAndReason(error);
     const name = `database ${database.display}`;

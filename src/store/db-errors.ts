@@ -33,5 +33,13 @@ export const referenceNotFound = () => failedPrecondition("reference.not_found",
 /** The database could not take the write now; the caller retries. */
 export const storeBusy = () => new DomainError("unavailable", "store.busy", "the database is busy; retry");
 
+/**
+ * The database server cannot be reached or refuses work for now (down, restarting, out of connections): the caller
+ * retries later, as with `store.busy`. A commit answered so was rolled back — except when the connection broke between
+ * COMMIT and its acknowledgement, where the outcome is unknown to the server's client too: a retry then meets the
+ * write's own uniqueness rule, or, with `expected_sequence`, `concurrent_modification`.
+ */
+export const storeUnavailable = () => new DomainError("unavailable", "store.unavailable", "the database cannot be reached; retry later");
+
 /** A conditional write found its condition false; the commit is rolled back. */
 export const conditionFailed = (message: string) => new DomainError("aborted", "store.condition_failed", message);

@@ -1,5 +1,5 @@
 import { DomainError } from "../../domain/errors.js";
-import { referenceNotFound, storeBusy, uniqueViolation } from "../db-errors.js";
+import { referenceNotFound, storeBusy, storeUnavailable, uniqueViolation } from "../db-errors.js";
 
 /** What node-postgres reports of an error the server raised (its SQLSTATE and, for constraints, which one). */
 interface PgServerError {
@@ -24,6 +24,7 @@ function serverError(error: unknown): PgServerError | undefined {
  */
 export function toDomainError(error: unknown): unknown {
   if (error instanceof DomainError) return error;
+  if (isConnectionFailure(error)) return storeUnavailable();
   const server = serverError(error);
   if (!server) return error;
   switch (server.code) {
@@ -38,4 +39,24 @@ export function toDomainError(error: unknown): unknown {
     default:
       return server;
   }
+}
+
+/** node-postgres' own errors when the server cannot be reached or the connection broke (they carry no SQLSTATE). */
+const CONNECTION_ERRNOS = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE"]);
+const CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable)/;
+
+/**
+ * Whether `error` (or its cause, under drizzle's wrapper) says the database is out of reach rather than that the
+ * statement was wrong: the socket failed, or the server refuses work for now — SQLSTATE class 08 (connection
+ * exception), 53 (insufficient resources: too many connections, disk full) or 57P01-57P03 (shutting down, crashed,
+ * starting up). A client meets these as `unavailable`, never `internal`: retrying later is the right move.
+ */
+export function isConnectionFailure(error: unknown): boolean {
+  for (let cause = error, depth = 0; typeof cause === "object" && cause !== null && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+    const { code, severity, message } = cause as { code?: unknown; severity?: unknown; message?: unknown };
+    if (typeof severity === "string" && typeof code === "string") return code.startsWith("08") || code.startsWith("53") || /^57P0[123]$/.test(code);
+    if (typeof code === "string" && CONNECTION_ERRNOS.has(code)) return true;
+    if (typeof message === "string" && CONNECTION_MESSAGES.test(message)) return true;
+  }
+  return false;
 }
