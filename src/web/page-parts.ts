@@ -58,7 +58,7 @@ export function newCodeLimitedPage(title: string, organizationName: string, retr
     page: {
       title,
       organizationName,
-      body: html`${message("error", "A new code was sent to your email address only a short while ago.", `Please check your mail (and its spam folder), or ask again in ${wait}.`)}`,
+      body: html`${message("error", "A code was sent to your email address only a short while ago.", `Please check your mail (and its spam folder), or ask again in ${wait}.`)}`,
     },
   };
 }

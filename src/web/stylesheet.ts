@@ -28,6 +28,6 @@ button.secondary { color: #1a4fd1; background: #ffffff; }
 .message.error { color: #8c1d18; background: #fdecea; border-color: #b3261e; }
 .message.success { color: #0f5223; background: #e6f4ea; border-color: #1e7e34; }
 .message.info { color: #1b1b1f; background: #eef2fb; border-color: #1a4fd1; }
-.message p:last-child { margin-bottom: 0; }
+.message p:last-child, main > :last-child { margin-bottom: 0; }
 footer { max-width: 30rem; margin: 0 auto; font-size: 0.85rem; color: #3b3f45; text-align: center; }
 `.trimStart();

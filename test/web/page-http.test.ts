@@ -226,6 +226,25 @@ describe("bad input to the pages", () => {
     const { user: read } = await users().getUser({ userId: user.userId });
     expect(read?.state).toBe(UserState.INITIAL);
   });
+
+  it("refuses the links of a locked user and of a user of a deactivated organization alike", async () => {
+    const locked = await newUser();
+    await users().lockUser({ userId: locked.userId });
+    const organizations = t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken });
+    const { organizationId } = await organizations.createOrganization({ name: `Paused ${++n}` });
+    const email = `paused-${n}@example.com`;
+    const { userId } = await t.clients
+      .client(UserService, "connect-json-http1", { token: t.server.adminToken, orgId: organizationId })
+      .createHumanUser({ userName: `paused-${n}`, profile: { firstName: "Pau", lastName: "Sed" }, email: { email }, password: "Sup3r-secret!" });
+    const code = emailCodeIn((await lastMailTo(t.server, email))!)!;
+    expect((await get(`${PATH}?userID=${userId}&orgID=${organizationId}&code=${code}`)).status).toBe(200);
+    await organizations.deactivateOrganization({ organizationId });
+    for (const query of [locked.query, `?userID=${userId}&orgID=${organizationId}&code=${code}`]) {
+      const shown = await get(`${PATH}${query}`);
+      expect(shown.status).toBe(403);
+      expect(await shown.text()).toContain("This account cannot be used right now");
+    }
+  });
 });
 
 describe("the pages' log", () => {
