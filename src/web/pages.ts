@@ -72,10 +72,10 @@ export function createPages(deps: Deps, logger: Logger): PageHandler {
       // The holds authentication refuses a token for, and initializeUserWithCode's own check of them (a hold put on the
       // account while the page was open).
       if (error.kind === "unauthenticated" || error.reason === "user.inactive" || error.reason === "user.locked") return ON_HOLD;
-      if (error.kind === "unavailable") return UNAVAILABLE;
+      if (error.kind === "unavailable" || error.kind === "resource_exhausted") return UNAVAILABLE;
     }
     // Like every unexpected error: the cause goes to the log under the request id, never to the page.
-    logger.error({ requestId, err: error, path }, "internal error in a page");
+    logger.error({ requestId, err: error, path: path.slice(0, 200) }, "internal error in a page");
     return page(500, "Something went wrong", "Please try again later.", `If it keeps happening, tell your administrator this reference: ${requestId}`);
   }
 
