@@ -15,6 +15,8 @@ export type Permission =
   | "org.idp.write"
   | "user.read"
   | "user.write"
+  /** Checking a user's password (VerifyPassword): what a login front end needs, instance-wide, and nothing else. */
+  | "user.password.check"
   | "project.create"
   | "project.read"
   | "project.write"
@@ -57,8 +59,12 @@ interface RoleDefinition {
 }
 
 export const ROLES = {
-  IAM_OWNER: { level: "instance", permissions: ["iam.read", "iam.write", "iam.member.write", "org.create", ...orgWriter] },
+  IAM_OWNER: { level: "instance", permissions: ["iam.read", "iam.write", "iam.member.write", "org.create", "user.password.check", ...orgWriter] },
   IAM_OWNER_VIEWER: { level: "instance", permissions: ["iam.read", ...orgReader] },
+  // A login front end's service account: it may check passwords of every user of the instance (a password oracle,
+  // so instance-scoped only, and granted only by whoever holds it: IAM_OWNER) and do nothing else — no reads, so a
+  // stolen login-client token reveals no user data beyond the answers VerifyPassword gives.
+  IAM_LOGIN_CLIENT: { level: "instance", permissions: ["user.password.check"] },
   ORG_OWNER: { level: "org", permissions: orgWriter },
   ORG_OWNER_VIEWER: { level: "org", permissions: orgReader },
   ORG_USER_MANAGER: { level: "org", permissions: ["org.read", "user.read", "user.write"] },

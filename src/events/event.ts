@@ -2,7 +2,7 @@
  * Events: what happened, appended to the instance-wide log in the same transaction as the state
  * change. Payloads never carry secrets; commands build them from non-secret fields only.
  */
-export const AGGREGATE_TYPES = ["instance", "org", "user", "member", "project", "project.grant", "application", "idp", "smtp", "notification"] as const;
+export const AGGREGATE_TYPES = ["instance", "org", "user", "member", "project", "project.grant", "application", "idp", "smtp", "notification", "sign_in"] as const;
 
 /** The kinds of object the log holds events of (an event's `aggregateType` is always one of AGGREGATE_TYPES). */
 export type AggregateType = (typeof AGGREGATE_TYPES)[number];

@@ -29,8 +29,8 @@ export const EventType = {
   userPasswordCheckFailed: "user.password.check_failed",
   /** After a right password, the stored hash (imported, or weaker than the default) was replaced by argon2id. */
   userPasswordRehashed: "user.password.rehashed",
-  /** VerifyPassword for a user id or login name that names no user (on the instance aggregate). */
-  signInFailed: "instance.sign_in.failed",
+  /** VerifyPassword for a user id or login name that names no user (aggregate `sign_in`, id: the instance). */
+  signInFailed: "sign_in.failed",
   lockoutPolicySet: "instance.lockout_policy.set",
   userNotificationQueued: "user.notification.queued",
   userDeactivated: "user.deactivated",

@@ -39,9 +39,10 @@ export type RowWrite =
   /**
    * Sets the password hash and resets the count of wrong passwords; `changeRequired` undefined keeps the flag; `activate`
    * makes an INITIAL user ACTIVE. With `previousHash` (null: none), conditional: fails the commit (`store.condition_failed`)
-   * unless the stored hash is still that one, so a rehash never overwrites a password set concurrently.
+   * unless the stored hash is still that one, so a rehash never overwrites a password set concurrently. With
+   * `checkedMemberships`, conditional like `token.insert`'s: the privilege ceiling's check must still hold.
    */
-  | { kind: "user.setPassword"; id: string; passwordHash: string; changeRequired?: boolean; activate?: boolean; previousHash?: string | null }
+  | { kind: "user.setPassword"; id: string; passwordHash: string; changeRequired?: boolean; activate?: boolean; previousHash?: string | null; checkedMemberships?: string }
   /**
    * A right password: the count of wrong ones goes back to 0. Conditional: fails the commit unless the user is still
    * neither locked nor inactive, so a check that raced a lock (or a deactivation) does not succeed after it.

@@ -58,6 +58,8 @@ const TABLE: Row[] = [
   { rpc: `${I}AddInstanceMember`, write: true, request: r.addInstanceMember, allowed: IAM_WRITE },
   { rpc: `${I}ListInstanceMembers`, write: false, request: r.listInstanceMembers, allowed: IAM_READ },
   { rpc: `${I}RemoveInstanceMember`, write: true, request: r.removeInstanceMember, allowed: IAM_WRITE },
+  { rpc: `${I}GetLockoutPolicy`, write: false, request: r.getLockoutPolicy, allowed: IAM_READ },
+  { rpc: `${I}SetLockoutPolicy`, write: true, request: r.setLockoutPolicy, allowed: IAM_WRITE },
 
   { rpc: `${O}CreateOrganization`, write: true, request: r.createOrganization, allowed: IAM_WRITE },
   // Names A by id: an owner of C holds no org.read in A, wherever it acts.
@@ -94,6 +96,11 @@ const TABLE: Row[] = [
   ...ceilingRows(`${U}LockUser`, r.lockUser, "denied"),
   ...ceilingRows(`${U}UnlockUser`, r.unlockUser, "unauthenticated"),
   ...ceilingRows(`${U}RemoveUser`, r.removeUser, "denied"),
+  // A password is a credential: `user.write` and the ceiling, as SetEmail.
+  ...ceilingRows(`${U}SetPassword`, r.setPassword, "denied"),
+  // Issue 15: `user.password.check`, instance-wide, held by IAM_LOGIN_CLIENT and IAM_OWNER only; a user does not
+  // check its own password with its token (it has signed in already).
+  { rpc: `${U}VerifyPassword`, write: true, request: r.verifyPassword, allowed: ["IAM_OWNER", "IAM_LOGIN_CLIENT"], self: "denied" },
 
   { rpc: `${P}CreateProject`, write: true, request: r.createProject, allowed: [...ORG_OWNERS, OWN] },
   { rpc: `${P}GetProject`, write: false, request: r.getProject, allowed: PROJECT_READ, ...HIDDEN },

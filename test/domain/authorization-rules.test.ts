@@ -21,6 +21,8 @@ describe("the role table (API.md: permissions each operation needs)", () => {
     ["org.idp.write", ["IAM_OWNER", "ORG_OWNER", "ORG_SETTINGS_MANAGER"]],
     ["project.grant.member.write", ["IAM_OWNER", "ORG_OWNER", "PROJECT_GRANT_OWNER", "PROJECT_OWNER"]],
     ["project.app.write", ["IAM_OWNER", "ORG_OWNER", "PROJECT_OWNER"]],
+    // Issue 15: a password oracle, for login front ends only.
+    ["user.password.check", ["IAM_LOGIN_CLIENT", "IAM_OWNER"]],
   ] as const)("%s is held by %j", (permission, roles) => {
     expect(holders(permission)).toEqual([...roles].sort());
   });
@@ -32,6 +34,10 @@ describe("the role table (API.md: permissions each operation needs)", () => {
     }
   });
 
+  it("IAM_LOGIN_CLIENT holds user.password.check and nothing else", () => {
+    expect(permissionsOf("IAM_LOGIN_CLIENT")).toEqual(["user.password.check"]);
+  });
+
   it("an unknown role name grants nothing", () => {
     expect(roleGrants("ROOT", "iam.write")).toBe(false);
     expect(permissionsOf("ROOT")).toEqual([]);
@@ -40,7 +46,7 @@ describe("the role table (API.md: permissions each operation needs)", () => {
   });
 
   it("lists the roles of each level", () => {
-    expect(rolesOfLevel("instance")).toEqual(["IAM_OWNER", "IAM_OWNER_VIEWER"]);
+    expect(rolesOfLevel("instance")).toEqual(["IAM_OWNER", "IAM_OWNER_VIEWER", "IAM_LOGIN_CLIENT"]);
     expect(rolesOfLevel("project_grant")).toEqual(["PROJECT_GRANT_OWNER", "PROJECT_GRANT_OWNER_VIEWER"]);
   });
 });

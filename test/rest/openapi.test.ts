@@ -22,11 +22,14 @@ describe("GET /openapi.json", () => {
     expect(document.openapi).toBe("3.1.0");
     expect(Object.keys(document.paths).sort()).toEqual([
       "/v1/idps/{idp_id}",
+      "/v1/policies/lockout",
       "/v1/projects/{project_id}/apps/{app_id}",
       "/v1/projects/{project_id}/grants/{grant_id}/members",
       "/v1/smtp",
       "/v1/users/human",
+      "/v1/users/password/verify",
       "/v1/users/{user_id}/email/verify",
+      "/v1/users/{user_id}/password",
     ]);
     const idp = document.paths["/v1/idps/{idp_id}"]!.put!;
     expect(idp.deprecated).toBe(true);
@@ -45,12 +48,13 @@ describe("GET /openapi.json", () => {
     const document = (await (await fetch(`${t.server.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>> };
     const operations = Object.values(document.paths).flatMap((path) => Object.entries(path).map(([method, operation]) => ({ method, operation })));
     const conditional = operations.filter(({ operation }) => operation.parameters.some((p) => p.in === "header" && p.name === "If-Match"));
-    expect(conditional.map(({ method }) => method)).toEqual(["put", "put", "put"]);
+    // The four PUT routes, and SetPassword's POST (it takes expected_sequence like the other Set… RPCs).
+    expect(conditional.map(({ method }) => method).sort()).toEqual(["post", "put", "put", "put", "put"]);
     for (const { operation } of conditional) expect(Object.keys(operation.responses)).toContain("412");
     // Every route of the document answers one object's details (no list is a REST route): each sends ETag.
     for (const { operation } of operations) expect(Object.keys(operation.responses["200"]!.headers ?? {})).toContain("ETag");
     const reads = operations.filter(({ method }) => method === "get");
-    expect(reads).toHaveLength(3);
+    expect(reads).toHaveLength(4);
     for (const { operation } of reads) expect(Object.keys(operation.responses)).not.toContain("412");
     // The deprecated route keeps its Deprecation header beside the ETag.
     expect(Object.keys(document.paths["/v1/idps/{idp_id}"]!.put!.responses["200"]!.headers!).sort()).toEqual(["Deprecation", "ETag"]);

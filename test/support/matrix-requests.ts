@@ -57,6 +57,9 @@ const ownProject =
 
 export const requests = {
   getInstance: fixed(() => ({})),
+  getLockoutPolicy: fixed(() => ({})),
+  /** The default limit: the matrix's callers sign in with nothing, so the policy they set changes nothing for them. */
+  setLockoutPolicy: fixed(() => ({ maxPasswordAttempts: 10 })),
   addInstanceMember: async (w: MatrixWorld) => ({ input: { userId: (await w.fresh.machineUser(w.orgA)).userId, roles: ["IAM_OWNER_VIEWER"] } }),
 
   createOrganization: fixed(() => ({ name: uniqueName("Matrix Org") })),
@@ -93,6 +96,9 @@ export const requests = {
   deactivateUser: (kind: TargetKind) => onUser(false, kind, (user) => ({ userId: user.userId })),
   lockUser: (kind: TargetKind) => onUser(false, kind, (user) => ({ userId: user.userId })),
   removeUser: (kind: TargetKind) => onUser(false, kind, (user) => ({ userId: user.userId })),
+  /** A wrong password: an allowed caller gets past the permission check to password.invalid. */
+  verifyPassword: onUser(true, "plain", (user) => ({ user: { case: "userId", value: user.userId }, password: "Matrix-Wrong-Password-1" })),
+  setPassword: (kind: TargetKind) => onUser(true, kind, (user) => ({ userId: user.userId, password: "Matrix-Password-1" })),
   /** Reactivate and unlock: the target is deactivated / locked first (by the admin), so the call would succeed. */
   reactivateUser: (kind: TargetKind) =>
     onUser(false, kind, async (user, w) => {

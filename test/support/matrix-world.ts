@@ -14,6 +14,7 @@ export const COLUMNS = [
   "anonymous",
   "IAM_OWNER",
   "IAM_OWNER_VIEWER",
+  "IAM_LOGIN_CLIENT",
   "ORG_OWNER",
   "ORG_OWNER_VIEWER",
   "ORG_USER_MANAGER",
@@ -54,9 +55,10 @@ export async function buildMatrixWorld(clients: Clients, adminToken: string): Pr
   const defaultOrg = admin.details.resourceOwner;
   const actor = (org: string, name: string, roles: string[] = []) => createActor(clients, adminToken, org, `authz-${name}`, roles);
 
-  const [iamOwner, iamOwnerViewer] = await Promise.all([actor(defaultOrg, "iam-owner"), actor(defaultOrg, "iam-viewer")]);
+  const [iamOwner, iamOwnerViewer, iamLoginClient] = await Promise.all([actor(defaultOrg, "iam-owner"), actor(defaultOrg, "iam-viewer"), actor(defaultOrg, "iam-login-client")]);
   await fresh.withInstanceRoles(iamOwner, ["IAM_OWNER"]);
   await fresh.withInstanceRoles(iamOwnerViewer, ["IAM_OWNER_VIEWER"]);
+  await fresh.withInstanceRoles(iamLoginClient, ["IAM_LOGIN_CLIENT"]);
   const [orgOwnerViewer, orgUserManager, orgSettingsManager, projectOwnerViewer, grantOwnerViewer, defaultOrgOwner, defaultOrgUserManager] =
     await Promise.all([
       actor(world.orgA, "org-viewer", ["ORG_OWNER_VIEWER"]),
@@ -82,6 +84,7 @@ export async function buildMatrixWorld(clients: Clients, adminToken: string): Pr
     callers: {
       IAM_OWNER: iamOwner,
       IAM_OWNER_VIEWER: iamOwnerViewer,
+      IAM_LOGIN_CLIENT: iamLoginClient,
       ORG_OWNER: actors.orgOwnerA,
       ORG_OWNER_VIEWER: orgOwnerViewer,
       ORG_USER_MANAGER: orgUserManager,

@@ -7,6 +7,8 @@ import { createHumanUser } from "../../commands/human-user.js";
 import { addPersonalAccessToken, removePersonalAccessToken } from "../../commands/personal-access-token.js";
 import { createMachineUser } from "../../commands/user.js";
 import { changeUserState, removeUser } from "../../commands/user-lifecycle.js";
+import { setPassword } from "../../commands/set-password.js";
+import { verifyPassword } from "../../commands/verify-password.js";
 import type { Deps } from "../../context.js";
 import { listPersonalAccessTokens } from "../../queries/personal-access-token.js";
 import { getUser, listUsers } from "../../queries/user.js";
@@ -98,6 +100,15 @@ export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
     },
     async unlockUser(request, context) {
       const { details } = await changeUserState(deps, callerOf(context), request.userId, "unlock", request);
+      return { details: toDetailsMessage(details) };
+    },
+    async verifyPassword(request, context) {
+      const named = request.user.case === "userId" ? { userId: request.user.value } : { loginName: request.user.value };
+      const result = await verifyPassword(deps, callerOf(context), { ...named, password: request.password, signal: context.signal });
+      return { details: toDetailsMessage(result.details), passwordChangeRequired: result.passwordChangeRequired };
+    },
+    async setPassword(request, context) {
+      const { details } = await setPassword(deps, callerOf(context), request);
       return { details: toDetailsMessage(details) };
     },
     async removeUser(request, context) {

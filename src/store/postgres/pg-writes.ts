@@ -191,6 +191,10 @@ export async function applyPostgresWrite(tx: PostgresTx, write: RowWrite): Promi
       return;
     }
     case "user.setPassword": {
+      if (write.checkedMemberships !== undefined) {
+        const current = await tx.select({ id: memberships.id, roles: memberships.roles }).from(memberships).where(eq(memberships.userId, write.id));
+        if (membershipFingerprint(current) !== write.checkedMemberships) throw conditionFailed("the user's roles changed while the password was set");
+      }
       const set = {
         passwordHash: write.passwordHash,
         failedPasswordAttempts: 0,

@@ -173,6 +173,10 @@ export function createSqliteWrites(db: GatehouseDb) {
         return;
       }
       case "user.setPassword": {
+        if (write.checkedMemberships !== undefined) {
+          const current = db.select({ id: memberships.id, roles: memberships.roles }).from(memberships).where(eq(memberships.userId, write.id)).all();
+          if (membershipFingerprint(current) !== write.checkedMemberships) throw conditionFailed("the user's roles changed while the password was set");
+        }
         const set = {
           passwordHash: write.passwordHash,
           failedPasswordAttempts: 0,

@@ -23,14 +23,15 @@ export const file_gatehouse_admin_v1_event: GenFile = /*@__PURE__*/
 export type ListEventsRequest = Message<"gatehouse.admin.v1.ListEventsRequest"> & {
   /**
    * When set, only events of this aggregate type: `instance`, `org`, `user`, `member` (one membership),
-   * `project`, `project.grant`, `application`, `idp`, `smtp` or `notification` (one queued mail).
+   * `project`, `project.grant`, `application`, `idp`, `smtp`, `notification` (one queued mail) or `sign_in` (sign-in
+   * attempts that named no user).
    *
    * @generated from field: string aggregate_type = 1;
    */
   aggregateType: string;
 
   /**
-   * When set, only events of this aggregate id (for `smtp` the instance id, for `notification` the
+   * When set, only events of this aggregate id (for `smtp` and `sign_in` the instance id, for `notification` the
    * `outboxId` of its `user.notification.queued` event).
    *
    * @generated from field: string aggregate_id = 2;
@@ -153,6 +154,7 @@ export type Event = Message<"gatehouse.admin.v1.Event"> & {
    * - instance.added [instance]: {name}; at bootstrap (system).
    * - instance.password_policy.added [instance]: {minLength, requireUppercase, requireLowercase, requireDigit, requireSymbol}; at bootstrap (system).
    * - instance.admin.recovered [instance]: {userId, tokenId, userCreated (the admin user was re-created)}; `gatehouse recover-admin` (system).
+   * - instance.lockout_policy.set [instance]: {maxPasswordAttempts}; InstanceService.SetLockoutPolicy.
    * - instance.member.added, org.member.added, project.member.added, project.grant.member.added [member, one per membership]:
    *   {userId, roles, level (`instance`, `org`, `project`, `project_grant`), scopeId (the instance, organization, project or grant id)};
    *   resource_owner is the instance for instance members, else the organization owning the scope (a grant's: the project's).
@@ -172,7 +174,20 @@ export type Event = Message<"gatehouse.admin.v1.Event"> & {
    * - user.pat.added [user]: {tokenId, expirationDate (null: never expires)}.
    * - user.pat.removed [user]: {tokenId}; when granting the user a role revoked a token its issuer could not have granted that
    *   role with: {tokenId, reason: "issuer_below_new_role", issuerUserId}.
-   * - user.deactivated, user.reactivated, user.locked, user.unlocked [user]: {}.
+   * - user.deactivated, user.reactivated, user.unlocked [user]: {}. user.locked [user]: {} (LockUser); {cause:
+   *   "password_attempts", failedAttempts} when a wrong password reached the lockout policy's limit (VerifyPassword).
+   * - user.initialized [user]: {codeId (the init code used), passwordChangeRequired (false), emailVerified (whether
+   *   the code also verified the email: it went to that address), state (`active` or `initial`)}; the hosted
+   *   "initialize account" page, actor: the user. With emailVerified, a user.email.verified {email, codeId} follows.
+   * - user.initialization.failed [user]: {outcome: "invalid" (a wrong init code; it used up one attempt), codeId}; actor: the user.
+   * - user.password.set [user]: {passwordChangeRequired, initCodeVoided (a pending init code was voided)}; SetPassword.
+   * - user.password.checked [user]: {}; a right password (VerifyPassword), actor: the login client.
+   * - user.password.check_failed [user]: {cause: `wrong_password` (with failedAttempts, the count in a row after it),
+   *   `no_password`, `locked`, `inactive` or `organization_inactive`}; a refused VerifyPassword, actor: the login client.
+   * - user.password.rehashed [user]: {fromScheme (`bcrypt`, `argon2id`, `argon2i`, `scrypt`, `pbkdf2`, `sha-crypt` or
+   *   `md5-crypt`), toScheme: "argon2id"}; right after the user.password.checked of the same sign-in.
+   * - sign_in.failed [sign_in, id: the instance]: {cause: "unknown_user", userId or loginName (as the request named
+   *   the user; never the password)}; resource_owner is the instance.
    * - user.removed [user]: {userName, tokenIds, idpLinks [{idpId, externalUserId}], outboxIds (every mail queued for the user)}.
    * - user.idp_link.removed [user]: {idpId, externalUserId, cause: "idp.removed"}; resource_owner is the user's organization.
    * - smtp.added [smtp]: {senderAddress, senderName, tls, host, user, hasPassword}.

@@ -9,13 +9,14 @@ import type { Details, ListDetails } from "./details_pb.js";
 import { file_gatehouse_admin_v1_details } from "./details_pb.js";
 import type { Member } from "./project_pb.js";
 import { file_gatehouse_admin_v1_project } from "./project_pb.js";
+import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file gatehouse/admin/v1/instance.proto.
  */
 export const file_gatehouse_admin_v1_instance: GenFile = /*@__PURE__*/
-  fileDesc("CiFnYXRlaG91c2UvYWRtaW4vdjEvaW5zdGFuY2UucHJvdG8SEmdhdGVob3VzZS5hZG1pbi52MSIUChJHZXRJbnN0YW5jZVJlcXVlc3QihwEKE0dldEluc3RhbmNlUmVzcG9uc2USEwoLaW5zdGFuY2VfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIfChdkZWZhdWx0X29yZ2FuaXphdGlvbl9pZBgDIAEoCRIsCgdkZXRhaWxzGAQgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiWwoYQWRkSW5zdGFuY2VNZW1iZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESIgoFcm9sZXMYAiADKAlCE7pIEJIBDQgBEAoiB3IFEAEYyAEiSQoZQWRkSW5zdGFuY2VNZW1iZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiVwoaTGlzdEluc3RhbmNlTWVtYmVyc1JlcXVlc3QSGwoJcGFnZV9zaXplGAEgASgNQgi6SAUqAxjoBxIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxjIASJ8ChtMaXN0SW5zdGFuY2VNZW1iZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxIrCgdtZW1iZXJzGAIgAygLMhouZ2F0ZWhvdXNlLmFkbWluLnYxLk1lbWJlciJwChtSZW1vdmVJbnN0YW5jZU1lbWJlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIeChFleHBlY3RlZF9zZXF1ZW5jZRgCIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJMChxSZW1vdmVJbnN0YW5jZU1lbWJlclJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlsczLWAwoPSW5zdGFuY2VTZXJ2aWNlEl4KC0dldEluc3RhbmNlEiYuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldEluc3RhbmNlUmVxdWVzdBonLmdhdGVob3VzZS5hZG1pbi52MS5HZXRJbnN0YW5jZVJlc3BvbnNlEnAKEUFkZEluc3RhbmNlTWVtYmVyEiwuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZEluc3RhbmNlTWVtYmVyUmVxdWVzdBotLmdhdGVob3VzZS5hZG1pbi52MS5BZGRJbnN0YW5jZU1lbWJlclJlc3BvbnNlEnYKE0xpc3RJbnN0YW5jZU1lbWJlcnMSLi5nYXRlaG91c2UuYWRtaW4udjEuTGlzdEluc3RhbmNlTWVtYmVyc1JlcXVlc3QaLy5nYXRlaG91c2UuYWRtaW4udjEuTGlzdEluc3RhbmNlTWVtYmVyc1Jlc3BvbnNlEnkKFFJlbW92ZUluc3RhbmNlTWVtYmVyEi8uZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZUluc3RhbmNlTWVtYmVyUmVxdWVzdBowLmdhdGVob3VzZS5hZG1pbi52MS5SZW1vdmVJbnN0YW5jZU1lbWJlclJlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_gatehouse_admin_v1_project]);
+  fileDesc("CiFnYXRlaG91c2UvYWRtaW4vdjEvaW5zdGFuY2UucHJvdG8SEmdhdGVob3VzZS5hZG1pbi52MSIUChJHZXRJbnN0YW5jZVJlcXVlc3QihwEKE0dldEluc3RhbmNlUmVzcG9uc2USEwoLaW5zdGFuY2VfaWQYASABKAkSDAoEbmFtZRgCIAEoCRIfChdkZWZhdWx0X29yZ2FuaXphdGlvbl9pZBgDIAEoCRIsCgdkZXRhaWxzGAQgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiWwoYQWRkSW5zdGFuY2VNZW1iZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESIgoFcm9sZXMYAiADKAlCE7pIEJIBDQgBEAoiB3IFEAEYyAEiSQoZQWRkSW5zdGFuY2VNZW1iZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiVwoaTGlzdEluc3RhbmNlTWVtYmVyc1JlcXVlc3QSGwoJcGFnZV9zaXplGAEgASgNQgi6SAUqAxjoBxIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxjIASJ8ChtMaXN0SW5zdGFuY2VNZW1iZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxIrCgdtZW1iZXJzGAIgAygLMhouZ2F0ZWhvdXNlLmFkbWluLnYxLk1lbWJlciJwChtSZW1vdmVJbnN0YW5jZU1lbWJlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIeChFleHBlY3RlZF9zZXF1ZW5jZRgCIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJMChxSZW1vdmVJbnN0YW5jZU1lbWJlclJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyIZChdHZXRMb2Nrb3V0UG9saWN5UmVxdWVzdCJ7ChhHZXRMb2Nrb3V0UG9saWN5UmVzcG9uc2USHQoVbWF4X3Bhc3N3b3JkX2F0dGVtcHRzGAEgASgNEhIKCmlzX2RlZmF1bHQYAiABKAgSLAoHZGV0YWlscxgDIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzIngKF1NldExvY2tvdXRQb2xpY3lSZXF1ZXN0EicKFW1heF9wYXNzd29yZF9hdHRlbXB0cxgBIAEoDUIIukgFKgMY6AcSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiSAoYU2V0TG9ja291dFBvbGljeVJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlsczL1BQoPSW5zdGFuY2VTZXJ2aWNlEl4KC0dldEluc3RhbmNlEiYuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldEluc3RhbmNlUmVxdWVzdBonLmdhdGVob3VzZS5hZG1pbi52MS5HZXRJbnN0YW5jZVJlc3BvbnNlEnAKEUFkZEluc3RhbmNlTWVtYmVyEiwuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZEluc3RhbmNlTWVtYmVyUmVxdWVzdBotLmdhdGVob3VzZS5hZG1pbi52MS5BZGRJbnN0YW5jZU1lbWJlclJlc3BvbnNlEnYKE0xpc3RJbnN0YW5jZU1lbWJlcnMSLi5nYXRlaG91c2UuYWRtaW4udjEuTGlzdEluc3RhbmNlTWVtYmVyc1JlcXVlc3QaLy5nYXRlaG91c2UuYWRtaW4udjEuTGlzdEluc3RhbmNlTWVtYmVyc1Jlc3BvbnNlEnkKFFJlbW92ZUluc3RhbmNlTWVtYmVyEi8uZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZUluc3RhbmNlTWVtYmVyUmVxdWVzdBowLmdhdGVob3VzZS5hZG1pbi52MS5SZW1vdmVJbnN0YW5jZU1lbWJlclJlc3BvbnNlEosBChBHZXRMb2Nrb3V0UG9saWN5EisuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldExvY2tvdXRQb2xpY3lSZXF1ZXN0GiwuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldExvY2tvdXRQb2xpY3lSZXNwb25zZSIcgtPkkwIWEhQvdjEvcG9saWNpZXMvbG9ja291dBKOAQoQU2V0TG9ja291dFBvbGljeRIrLmdhdGVob3VzZS5hZG1pbi52MS5TZXRMb2Nrb3V0UG9saWN5UmVxdWVzdBosLmdhdGVob3VzZS5hZG1pbi52MS5TZXRMb2Nrb3V0UG9saWN5UmVzcG9uc2UiH4LT5JMCGToBKhoUL3YxL3BvbGljaWVzL2xvY2tvdXRiBnByb3RvMw", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_gatehouse_admin_v1_project, file_google_api_annotations]);
 
 /**
  * @generated from message gatehouse.admin.v1.GetInstanceRequest
@@ -82,7 +83,7 @@ export type AddInstanceMemberRequest = Message<"gatehouse.admin.v1.AddInstanceMe
   userId: string;
 
   /**
-   * Instance roles: IAM_OWNER, IAM_OWNER_VIEWER. At least one.
+   * Instance roles: IAM_OWNER, IAM_OWNER_VIEWER, IAM_LOGIN_CLIENT. At least one.
    *
    * @generated from field: repeated string roles = 2;
    */
@@ -216,6 +217,100 @@ export const RemoveInstanceMemberResponseSchema: GenMessage<RemoveInstanceMember
   messageDesc(file_gatehouse_admin_v1_instance, 7);
 
 /**
+ * @generated from message gatehouse.admin.v1.GetLockoutPolicyRequest
+ */
+export type GetLockoutPolicyRequest = Message<"gatehouse.admin.v1.GetLockoutPolicyRequest"> & {
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.GetLockoutPolicyRequest.
+ * Use `create(GetLockoutPolicyRequestSchema)` to create a new message.
+ */
+export const GetLockoutPolicyRequestSchema: GenMessage<GetLockoutPolicyRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_instance, 8);
+
+/**
+ * @generated from message gatehouse.admin.v1.GetLockoutPolicyResponse
+ */
+export type GetLockoutPolicyResponse = Message<"gatehouse.admin.v1.GetLockoutPolicyResponse"> & {
+  /**
+   * Wrong passwords in a row that lock a user; 0: wrong passwords never lock.
+   *
+   * @generated from field: uint32 max_password_attempts = 1;
+   */
+  maxPasswordAttempts: number;
+
+  /**
+   * True while no policy was set: the default is in force.
+   *
+   * @generated from field: bool is_default = 2;
+   */
+  isDefault: boolean;
+
+  /**
+   * Sequence and dates of the instance's last event (the object the policy belongs to); resource owner is the instance id.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 3;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.GetLockoutPolicyResponse.
+ * Use `create(GetLockoutPolicyResponseSchema)` to create a new message.
+ */
+export const GetLockoutPolicyResponseSchema: GenMessage<GetLockoutPolicyResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_instance, 9);
+
+/**
+ * @generated from message gatehouse.admin.v1.SetLockoutPolicyRequest
+ */
+export type SetLockoutPolicyRequest = Message<"gatehouse.admin.v1.SetLockoutPolicyRequest"> & {
+  /**
+   * Wrong passwords in a row that lock a user (USER_STATE_LOCKED), 1 to 1000; 0: wrong passwords never lock a user
+   * (they are still counted and recorded).
+   *
+   * @generated from field: uint32 max_password_attempts = 1;
+   */
+  maxPasswordAttempts: number;
+
+  /**
+   * Optimistic concurrency: the details.sequence you last read of the instance (GetLockoutPolicy or GetInstance);
+   * when set and the instance changed since, the call is aborted with reason concurrent_modification (ErrorInfo
+   * metadata current_sequence: the sequence now) and writes nothing; absent: last writer wins.
+   *
+   * @generated from field: optional uint64 expected_sequence = 2;
+   */
+  expectedSequence?: bigint | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.SetLockoutPolicyRequest.
+ * Use `create(SetLockoutPolicyRequestSchema)` to create a new message.
+ */
+export const SetLockoutPolicyRequestSchema: GenMessage<SetLockoutPolicyRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_instance, 10);
+
+/**
+ * @generated from message gatehouse.admin.v1.SetLockoutPolicyResponse
+ */
+export type SetLockoutPolicyResponse = Message<"gatehouse.admin.v1.SetLockoutPolicyResponse"> & {
+  /**
+   * Sequence, dates and resource owner (the instance id) of the `instance.lockout_policy.set` event.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.SetLockoutPolicyResponse.
+ * Use `create(SetLockoutPolicyResponseSchema)` to create a new message.
+ */
+export const SetLockoutPolicyResponseSchema: GenMessage<SetLockoutPolicyResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_instance, 11);
+
+/**
  * The Gatehouse instance: the top-level tenant that holds every organization, and its administrators.
  * Every call needs `Authorization: Bearer <personal access token>`.
  *
@@ -233,7 +328,9 @@ export const InstanceService: GenService<{
     output: typeof GetInstanceResponseSchema;
   },
   /**
-   * Grants a user instance-wide roles (IAM_OWNER, IAM_OWNER_VIEWER), which apply in every organization.
+   * Grants a user instance-wide roles (IAM_OWNER, IAM_OWNER_VIEWER, IAM_LOGIN_CLIENT), which apply in every
+   * organization. IAM_LOGIN_CLIENT is for a login front end's service account: it holds `user.password.check`
+   * (UserService.VerifyPassword) and nothing else.
    * Needs `iam.member.write` (IAM_OWNER).
    * Errors: invalid_argument (`member.role_invalid` for a role that is not an instance role),
    * failed_precondition (`user.not_found` for an unknown user), already_exists (`member.already_exists`).
@@ -276,6 +373,31 @@ export const InstanceService: GenService<{
     methodKind: "unary";
     input: typeof RemoveInstanceMemberRequestSchema;
     output: typeof RemoveInstanceMemberResponseSchema;
+  },
+  /**
+   * Reads the lockout policy: how many wrong passwords in a row (UserService.VerifyPassword) lock a user.
+   * Until one is set, the default: 10. Needs `iam.read` (IAM_OWNER, IAM_OWNER_VIEWER).
+   *
+   * @generated from rpc gatehouse.admin.v1.InstanceService.GetLockoutPolicy
+   */
+  getLockoutPolicy: {
+    methodKind: "unary";
+    input: typeof GetLockoutPolicyRequestSchema;
+    output: typeof GetLockoutPolicyResponseSchema;
+  },
+  /**
+   * Replaces the lockout policy. Effective at the next wrong password: a user whose count already reaches a
+   * lowered limit is locked at its next wrong password; users locked already stay locked (UnlockUser).
+   * Needs `iam.write` (IAM_OWNER). Setting the policy in force again changes nothing and appends no event.
+   * Errors: invalid_argument (`request.invalid`: `max_password_attempts` above 1000), aborted
+   * (`concurrent_modification` for a stale `expected_sequence`, the instance's details.sequence of GetLockoutPolicy).
+   *
+   * @generated from rpc gatehouse.admin.v1.InstanceService.SetLockoutPolicy
+   */
+  setLockoutPolicy: {
+    methodKind: "unary";
+    input: typeof SetLockoutPolicyRequestSchema;
+    output: typeof SetLockoutPolicyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gatehouse_admin_v1_instance, 0);

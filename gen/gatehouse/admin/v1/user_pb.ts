@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file gatehouse/admin/v1/user.proto.
  */
 export const file_gatehouse_admin_v1_user: GenFile = /*@__PURE__*/
-  fileDesc("Ch1nYXRlaG91c2UvYWRtaW4vdjEvdXNlci5wcm90bxISZ2F0ZWhvdXNlLmFkbWluLnYxIuABCgdQcm9maWxlEh4KCmZpcnN0X25hbWUYASABKAlCCrpIB3IFEAEYyAESHQoJbGFzdF9uYW1lGAIgASgJQgq6SAdyBRABGMgBEhsKCW5pY2tfbmFtZRgDIAEoCUIIukgFcgMYyAESHgoMZGlzcGxheV9uYW1lGAQgASgJQgi6SAVyAxjIARIjChJwcmVmZXJyZWRfbGFuZ3VhZ2UYBSABKAlCB7pIBHICGAoSNAoGZ2VuZGVyGAYgASgOMhouZ2F0ZWhvdXNlLmFkbWluLnYxLkdlbmRlckIIukgFggECEAEiPQoFRW1haWwSGQoFZW1haWwYASABKAlCCrpIB3IFEAEYyAESGQoRaXNfZW1haWxfdmVyaWZpZWQYAiABKAgiPAoFUGhvbmUSGAoFcGhvbmUYASABKAlCCbpIBnIEEAEYMhIZChFpc19waG9uZV92ZXJpZmllZBgCIAEoCCIrCg5IYXNoZWRQYXNzd29yZBIZCgV2YWx1ZRgBIAEoCUIKukgHcgUQARiACCJuCgdJZHBMaW5rEh0KCWNvbmZpZ19pZBgBIAEoCUIKukgHcgUQARjIARIkChBleHRlcm5hbF91c2VyX2lkGAIgASgJQgq6SAdyBRABGMgBEh4KDGRpc3BsYXlfbmFtZRgDIAEoCUIIukgFcgMYyAEiwAMKFkNyZWF0ZUh1bWFuVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEjQKB3Byb2ZpbGUYAiABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuUHJvZmlsZUIGukgDyAEBEjAKBWVtYWlsGAMgASgLMhkuZ2F0ZWhvdXNlLmFkbWluLnYxLkVtYWlsQga6SAPIAQESKAoFcGhvbmUYBCABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSGgoIcGFzc3dvcmQYBSABKAlCCLpIBXIDGIAIEjsKD2hhc2hlZF9wYXNzd29yZBgGIAEoCzIiLmdhdGVob3VzZS5hZG1pbi52MS5IYXNoZWRQYXNzd29yZBIgChhwYXNzd29yZF9jaGFuZ2VfcmVxdWlyZWQYByABKAgSKQohcmVxdWVzdF9wYXNzd29yZGxlc3NfcmVnaXN0cmF0aW9uGAggASgIEhoKCG90cF9jb2RlGAkgASgJQgi6SAVyAxiAARIzCgRpZHBzGAogAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmtCCLpIBZIBAhAUIogBChhQYXNzd29yZGxlc3NSZWdpc3RyYXRpb24SDAoEbGluaxgBIAEoCRIvCghsaWZldGltZRgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkICGAESLQoKZXhwaXJhdGlvbhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKpAQoXQ3JlYXRlSHVtYW5Vc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSTwoZcGFzc3dvcmRsZXNzX3JlZ2lzdHJhdGlvbhgDIAEoCzIsLmdhdGVob3VzZS5hZG1pbi52MS5QYXNzd29yZGxlc3NSZWdpc3RyYXRpb24iVwoSVmVyaWZ5RW1haWxSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESJAoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlCCbpIBnIEEAEYFCJDChNWZXJpZnlFbWFpbFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJyChhDcmVhdGVNYWNoaW5lVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEhgKBG5hbWUYAiABKAlCCrpIB3IFEAEYyAESHQoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDGPQDIloKGUNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiLQoOR2V0VXNlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIASI5Cg9HZXRVc2VyUmVzcG9uc2USJgoEdXNlchgBIAEoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyIvIBCgRVc2VyEg8KB3VzZXJfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEiwKBXN0YXRlGAMgASgOMh0uZ2F0ZWhvdXNlLmFkbWluLnYxLlVzZXJTdGF0ZRIRCgl1c2VyX25hbWUYBCABKAkSLgoFaHVtYW4YBSABKAsyHS5nYXRlaG91c2UuYWRtaW4udjEuSHVtYW5Vc2VySAASMgoHbWFjaGluZRgGIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5NYWNoaW5lVXNlckgAQgYKBHR5cGUijQIKCUh1bWFuVXNlchIsCgdwcm9maWxlGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLlByb2ZpbGUSKAoFZW1haWwYAiABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuRW1haWwSKAoFcGhvbmUYAyABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSLgoJaWRwX2xpbmtzGAQgAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmsSFAoMaGFzX3Bhc3N3b3JkGAUgASgIEiAKGHBhc3N3b3JkX2NoYW5nZV9yZXF1aXJlZBgGIAEoCBIWCg5vdHBfY29uZmlndXJlZBgHIAEoCCIwCgtNYWNoaW5lVXNlchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIoMBChBMaXN0VXNlcnNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoJdXNlcl9uYW1lGAMgASgJQgi6SAVyAxjIARIXCgVlbWFpbBgEIAEoCUIIukgFcgMYyAEibgoRTGlzdFVzZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxInCgV1c2VycxgCIAMoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyIqkBCg9TZXRFbWFpbFJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIZCgVlbWFpbBgCIAEoCUIKukgHcgUQARjIARITCgtpc192ZXJpZmllZBgDIAEoCBITCgtyZXR1cm5fY29kZRgEIAEoCBIeChFleHBlY3RlZF9zZXF1ZW5jZRgFIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJ2ChBTZXRFbWFpbFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscxIeChF2ZXJpZmljYXRpb25fY29kZRgCIAEoCUgAiAEBQhQKEl92ZXJpZmljYXRpb25fY29kZSJKChZSZXNlbmRFbWFpbENvZGVSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESEwoLcmV0dXJuX2NvZGUYAiABKAgifQoXUmVzZW5kRW1haWxDb2RlUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEh4KEXZlcmlmaWNhdGlvbl9jb2RlGAIgASgJSACIAQFCFAoSX3ZlcmlmaWNhdGlvbl9jb2RlInEKHUFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESMwoPZXhwaXJhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJvCh5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2USEAoIdG9rZW5faWQYASABKAkSDQoFdG9rZW4YAiABKAkSLAoHZGV0YWlscxgDIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzInkKH0xpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1JlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIbCglwYWdlX3NpemUYAiABKA1CCLpIBSoDGOgHEhwKCnBhZ2VfdG9rZW4YAyABKAlCCLpIBXIDGMgBIo0BCiBMaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXNwb25zZRIwCgdkZXRhaWxzGAEgASgLMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3REZXRhaWxzEjcKBnRva2VucxgCIAMoCzInLmdhdGVob3VzZS5hZG1pbi52MS5QZXJzb25hbEFjY2Vzc1Rva2VuIqIBChNQZXJzb25hbEFjY2Vzc1Rva2VuEhAKCHRva2VuX2lkGAEgASgJEjEKDWNyZWF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD2V4cGlyYXRpb25fZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJaXNzdWVyX2lkGAQgASgJIpMBCiBSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBEhwKCHRva2VuX2lkGAIgASgJQgq6SAdyBRABGMgBEh4KEWV4cGVjdGVkX3NlcXVlbmNlGAMgASgESACIAQFCFAoSX2V4cGVjdGVkX3NlcXVlbmNlIlEKIVJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiagoVRGVhY3RpdmF0ZVVzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiRgoWRGVhY3RpdmF0ZVVzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiagoVUmVhY3RpdmF0ZVVzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiRgoWUmVhY3RpdmF0ZVVzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiZAoPTG9ja1VzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiQAoQTG9ja1VzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiZgoRVW5sb2NrVXNlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIeChFleHBlY3RlZF9zZXF1ZW5jZRgCIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJCChJVbmxvY2tVc2VyUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzImYKEVJlbW92ZVVzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiQgoSUmVtb3ZlVXNlclJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscypYCgZHZW5kZXISFgoSR0VOREVSX1VOU1BFQ0lGSUVEEAASEQoNR0VOREVSX0ZFTUFMRRABEg8KC0dFTkRFUl9NQUxFEAISEgoOR0VOREVSX0RJVkVSU0UQAyqGAQoJVXNlclN0YXRlEhoKFlVTRVJfU1RBVEVfVU5TUEVDSUZJRUQQABIVChFVU0VSX1NUQVRFX0FDVElWRRABEhYKElVTRVJfU1RBVEVfSU5JVElBTBACEhcKE1VTRVJfU1RBVEVfSU5BQ1RJVkUQAxIVChFVU0VSX1NUQVRFX0xPQ0tFRBAEMv4MCgtVc2VyU2VydmljZRKGAQoPQ3JlYXRlSHVtYW5Vc2VyEiouZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZUh1bWFuVXNlclJlcXVlc3QaKy5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlSHVtYW5Vc2VyUmVzcG9uc2UiGoLT5JMCFDoBKiIPL3YxL3VzZXJzL2h1bWFuEosBCgtWZXJpZnlFbWFpbBImLmdhdGVob3VzZS5hZG1pbi52MS5WZXJpZnlFbWFpbFJlcXVlc3QaJy5nYXRlaG91c2UuYWRtaW4udjEuVmVyaWZ5RW1haWxSZXNwb25zZSIrgtPkkwIlOgEqIiAvdjEvdXNlcnMve3VzZXJfaWR9L2VtYWlsL3ZlcmlmeRJwChFDcmVhdGVNYWNoaW5lVXNlchIsLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVNYWNoaW5lVXNlclJlcXVlc3QaLS5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlTWFjaGluZVVzZXJSZXNwb25zZRJSCgdHZXRVc2VyEiIuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldFVzZXJSZXF1ZXN0GiMuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldFVzZXJSZXNwb25zZRJYCglMaXN0VXNlcnMSJC5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFVzZXJzUmVxdWVzdBolLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0VXNlcnNSZXNwb25zZRJVCghTZXRFbWFpbBIjLmdhdGVob3VzZS5hZG1pbi52MS5TZXRFbWFpbFJlcXVlc3QaJC5nYXRlaG91c2UuYWRtaW4udjEuU2V0RW1haWxSZXNwb25zZRJqCg9SZXNlbmRFbWFpbENvZGUSKi5nYXRlaG91c2UuYWRtaW4udjEuUmVzZW5kRW1haWxDb2RlUmVxdWVzdBorLmdhdGVob3VzZS5hZG1pbi52MS5SZXNlbmRFbWFpbENvZGVSZXNwb25zZRJ/ChZBZGRQZXJzb25hbEFjY2Vzc1Rva2VuEjEuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0GjIuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRKFAQoYTGlzdFBlcnNvbmFsQWNjZXNzVG9rZW5zEjMuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1JlcXVlc3QaNC5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFBlcnNvbmFsQWNjZXNzVG9rZW5zUmVzcG9uc2USiAEKGVJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW4SNC5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlUGVyc29uYWxBY2Nlc3NUb2tlblJlcXVlc3QaNS5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlUGVyc29uYWxBY2Nlc3NUb2tlblJlc3BvbnNlEmcKDkRlYWN0aXZhdGVVc2VyEikuZ2F0ZWhvdXNlLmFkbWluLnYxLkRlYWN0aXZhdGVVc2VyUmVxdWVzdBoqLmdhdGVob3VzZS5hZG1pbi52MS5EZWFjdGl2YXRlVXNlclJlc3BvbnNlEmcKDlJlYWN0aXZhdGVVc2VyEikuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlYWN0aXZhdGVVc2VyUmVxdWVzdBoqLmdhdGVob3VzZS5hZG1pbi52MS5SZWFjdGl2YXRlVXNlclJlc3BvbnNlElUKCExvY2tVc2VyEiMuZ2F0ZWhvdXNlLmFkbWluLnYxLkxvY2tVc2VyUmVxdWVzdBokLmdhdGVob3VzZS5hZG1pbi52MS5Mb2NrVXNlclJlc3BvbnNlElsKClVubG9ja1VzZXISJS5nYXRlaG91c2UuYWRtaW4udjEuVW5sb2NrVXNlclJlcXVlc3QaJi5nYXRlaG91c2UuYWRtaW4udjEuVW5sb2NrVXNlclJlc3BvbnNlElsKClJlbW92ZVVzZXISJS5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlVXNlclJlcXVlc3QaJi5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlVXNlclJlc3BvbnNlYgZwcm90bzM", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("Ch1nYXRlaG91c2UvYWRtaW4vdjEvdXNlci5wcm90bxISZ2F0ZWhvdXNlLmFkbWluLnYxIuABCgdQcm9maWxlEh4KCmZpcnN0X25hbWUYASABKAlCCrpIB3IFEAEYyAESHQoJbGFzdF9uYW1lGAIgASgJQgq6SAdyBRABGMgBEhsKCW5pY2tfbmFtZRgDIAEoCUIIukgFcgMYyAESHgoMZGlzcGxheV9uYW1lGAQgASgJQgi6SAVyAxjIARIjChJwcmVmZXJyZWRfbGFuZ3VhZ2UYBSABKAlCB7pIBHICGAoSNAoGZ2VuZGVyGAYgASgOMhouZ2F0ZWhvdXNlLmFkbWluLnYxLkdlbmRlckIIukgFggECEAEiPQoFRW1haWwSGQoFZW1haWwYASABKAlCCrpIB3IFEAEYyAESGQoRaXNfZW1haWxfdmVyaWZpZWQYAiABKAgiPAoFUGhvbmUSGAoFcGhvbmUYASABKAlCCbpIBnIEEAEYMhIZChFpc19waG9uZV92ZXJpZmllZBgCIAEoCCIrCg5IYXNoZWRQYXNzd29yZBIZCgV2YWx1ZRgBIAEoCUIKukgHcgUQARiACCJuCgdJZHBMaW5rEh0KCWNvbmZpZ19pZBgBIAEoCUIKukgHcgUQARjIARIkChBleHRlcm5hbF91c2VyX2lkGAIgASgJQgq6SAdyBRABGMgBEh4KDGRpc3BsYXlfbmFtZRgDIAEoCUIIukgFcgMYyAEiwAMKFkNyZWF0ZUh1bWFuVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEjQKB3Byb2ZpbGUYAiABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuUHJvZmlsZUIGukgDyAEBEjAKBWVtYWlsGAMgASgLMhkuZ2F0ZWhvdXNlLmFkbWluLnYxLkVtYWlsQga6SAPIAQESKAoFcGhvbmUYBCABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSGgoIcGFzc3dvcmQYBSABKAlCCLpIBXIDGIAIEjsKD2hhc2hlZF9wYXNzd29yZBgGIAEoCzIiLmdhdGVob3VzZS5hZG1pbi52MS5IYXNoZWRQYXNzd29yZBIgChhwYXNzd29yZF9jaGFuZ2VfcmVxdWlyZWQYByABKAgSKQohcmVxdWVzdF9wYXNzd29yZGxlc3NfcmVnaXN0cmF0aW9uGAggASgIEhoKCG90cF9jb2RlGAkgASgJQgi6SAVyAxiAARIzCgRpZHBzGAogAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmtCCLpIBZIBAhAUIogBChhQYXNzd29yZGxlc3NSZWdpc3RyYXRpb24SDAoEbGluaxgBIAEoCRIvCghsaWZldGltZRgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkICGAESLQoKZXhwaXJhdGlvbhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKpAQoXQ3JlYXRlSHVtYW5Vc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSTwoZcGFzc3dvcmRsZXNzX3JlZ2lzdHJhdGlvbhgDIAEoCzIsLmdhdGVob3VzZS5hZG1pbi52MS5QYXNzd29yZGxlc3NSZWdpc3RyYXRpb24iVwoSVmVyaWZ5RW1haWxSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESJAoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlCCbpIBnIEEAEYFCJDChNWZXJpZnlFbWFpbFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJyChhDcmVhdGVNYWNoaW5lVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEhgKBG5hbWUYAiABKAlCCrpIB3IFEAEYyAESHQoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDGPQDIloKGUNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiLQoOR2V0VXNlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIASI5Cg9HZXRVc2VyUmVzcG9uc2USJgoEdXNlchgBIAEoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyIvIBCgRVc2VyEg8KB3VzZXJfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEiwKBXN0YXRlGAMgASgOMh0uZ2F0ZWhvdXNlLmFkbWluLnYxLlVzZXJTdGF0ZRIRCgl1c2VyX25hbWUYBCABKAkSLgoFaHVtYW4YBSABKAsyHS5nYXRlaG91c2UuYWRtaW4udjEuSHVtYW5Vc2VySAASMgoHbWFjaGluZRgGIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5NYWNoaW5lVXNlckgAQgYKBHR5cGUijQIKCUh1bWFuVXNlchIsCgdwcm9maWxlGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLlByb2ZpbGUSKAoFZW1haWwYAiABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuRW1haWwSKAoFcGhvbmUYAyABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSLgoJaWRwX2xpbmtzGAQgAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmsSFAoMaGFzX3Bhc3N3b3JkGAUgASgIEiAKGHBhc3N3b3JkX2NoYW5nZV9yZXF1aXJlZBgGIAEoCBIWCg5vdHBfY29uZmlndXJlZBgHIAEoCCIwCgtNYWNoaW5lVXNlchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIoMBChBMaXN0VXNlcnNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoJdXNlcl9uYW1lGAMgASgJQgi6SAVyAxjIARIXCgVlbWFpbBgEIAEoCUIIukgFcgMYyAEibgoRTGlzdFVzZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxInCgV1c2VycxgCIAMoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyIqkBCg9TZXRFbWFpbFJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIZCgVlbWFpbBgCIAEoCUIKukgHcgUQARjIARITCgtpc192ZXJpZmllZBgDIAEoCBITCgtyZXR1cm5fY29kZRgEIAEoCBIeChFleHBlY3RlZF9zZXF1ZW5jZRgFIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJ2ChBTZXRFbWFpbFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscxIeChF2ZXJpZmljYXRpb25fY29kZRgCIAEoCUgAiAEBQhQKEl92ZXJpZmljYXRpb25fY29kZSJKChZSZXNlbmRFbWFpbENvZGVSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESEwoLcmV0dXJuX2NvZGUYAiABKAgifQoXUmVzZW5kRW1haWxDb2RlUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEh4KEXZlcmlmaWNhdGlvbl9jb2RlGAIgASgJSACIAQFCFAoSX3ZlcmlmaWNhdGlvbl9jb2RlInEKHUFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESMwoPZXhwaXJhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJvCh5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2USEAoIdG9rZW5faWQYASABKAkSDQoFdG9rZW4YAiABKAkSLAoHZGV0YWlscxgDIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzInkKH0xpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1JlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIbCglwYWdlX3NpemUYAiABKA1CCLpIBSoDGOgHEhwKCnBhZ2VfdG9rZW4YAyABKAlCCLpIBXIDGMgBIo0BCiBMaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXNwb25zZRIwCgdkZXRhaWxzGAEgASgLMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3REZXRhaWxzEjcKBnRva2VucxgCIAMoCzInLmdhdGVob3VzZS5hZG1pbi52MS5QZXJzb25hbEFjY2Vzc1Rva2VuIqIBChNQZXJzb25hbEFjY2Vzc1Rva2VuEhAKCHRva2VuX2lkGAEgASgJEjEKDWNyZWF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD2V4cGlyYXRpb25fZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJaXNzdWVyX2lkGAQgASgJIpMBCiBSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBEhwKCHRva2VuX2lkGAIgASgJQgq6SAdyBRABGMgBEh4KEWV4cGVjdGVkX3NlcXVlbmNlGAMgASgESACIAQFCFAoSX2V4cGVjdGVkX3NlcXVlbmNlIlEKIVJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiagoVRGVhY3RpdmF0ZVVzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiRgoWRGVhY3RpdmF0ZVVzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiagoVUmVhY3RpdmF0ZVVzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiRgoWUmVhY3RpdmF0ZVVzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiZAoPTG9ja1VzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiQAoQTG9ja1VzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiZgoRVW5sb2NrVXNlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIeChFleHBlY3RlZF9zZXF1ZW5jZRgCIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJCChJVbmxvY2tVc2VyUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzImYKEVJlbW92ZVVzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiQgoSUmVtb3ZlVXNlclJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyKFAQoVVmVyaWZ5UGFzc3dvcmRSZXF1ZXN0Eh0KB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAFIABIgCgpsb2dpbl9uYW1lGAIgASgJQgq6SAdyBRABGMgBSAASHAoIcGFzc3dvcmQYAyABKAlCCrpIB3IFEAEYgAhCDQoEdXNlchIFukgCCAEiaAoWVmVyaWZ5UGFzc3dvcmRSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSIAoYcGFzc3dvcmRfY2hhbmdlX3JlcXVpcmVkGAIgASgIIp4BChJTZXRQYXNzd29yZFJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIcCghwYXNzd29yZBgCIAEoCUIKukgHcgUQARiACBIXCg9jaGFuZ2VfcmVxdWlyZWQYAyABKAgSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBCABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiQwoTU2V0UGFzc3dvcmRSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMqWAoGR2VuZGVyEhYKEkdFTkRFUl9VTlNQRUNJRklFRBAAEhEKDUdFTkRFUl9GRU1BTEUQARIPCgtHRU5ERVJfTUFMRRACEhIKDkdFTkRFUl9ESVZFUlNFEAMqhgEKCVVzZXJTdGF0ZRIaChZVU0VSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRVVNFUl9TVEFURV9BQ1RJVkUQARIWChJVU0VSX1NUQVRFX0lOSVRJQUwQAhIXChNVU0VSX1NUQVRFX0lOQUNUSVZFEAMSFQoRVVNFUl9TVEFURV9MT0NLRUQQBDKYDwoLVXNlclNlcnZpY2UShgEKD0NyZWF0ZUh1bWFuVXNlchIqLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVIdW1hblVzZXJSZXF1ZXN0GisuZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZUh1bWFuVXNlclJlc3BvbnNlIhqC0+STAhQ6ASoiDy92MS91c2Vycy9odW1hbhKLAQoLVmVyaWZ5RW1haWwSJi5nYXRlaG91c2UuYWRtaW4udjEuVmVyaWZ5RW1haWxSZXF1ZXN0GicuZ2F0ZWhvdXNlLmFkbWluLnYxLlZlcmlmeUVtYWlsUmVzcG9uc2UiK4LT5JMCJToBKiIgL3YxL3VzZXJzL3t1c2VyX2lkfS9lbWFpbC92ZXJpZnkScAoRQ3JlYXRlTWFjaGluZVVzZXISLC5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlTWFjaGluZVVzZXJSZXF1ZXN0Gi0uZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USUgoHR2V0VXNlchIiLmdhdGVob3VzZS5hZG1pbi52MS5HZXRVc2VyUmVxdWVzdBojLmdhdGVob3VzZS5hZG1pbi52MS5HZXRVc2VyUmVzcG9uc2USWAoJTGlzdFVzZXJzEiQuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RVc2Vyc1JlcXVlc3QaJS5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFVzZXJzUmVzcG9uc2USVQoIU2V0RW1haWwSIy5nYXRlaG91c2UuYWRtaW4udjEuU2V0RW1haWxSZXF1ZXN0GiQuZ2F0ZWhvdXNlLmFkbWluLnYxLlNldEVtYWlsUmVzcG9uc2USagoPUmVzZW5kRW1haWxDb2RlEiouZ2F0ZWhvdXNlLmFkbWluLnYxLlJlc2VuZEVtYWlsQ29kZVJlcXVlc3QaKy5nYXRlaG91c2UuYWRtaW4udjEuUmVzZW5kRW1haWxDb2RlUmVzcG9uc2USfwoWQWRkUGVyc29uYWxBY2Nlc3NUb2tlbhIxLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBoyLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2UShQEKGExpc3RQZXJzb25hbEFjY2Vzc1Rva2VucxIzLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXF1ZXN0GjQuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1Jlc3BvbnNlEogBChlSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuEjQuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0GjUuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRJnCg5EZWFjdGl2YXRlVXNlchIpLmdhdGVob3VzZS5hZG1pbi52MS5EZWFjdGl2YXRlVXNlclJlcXVlc3QaKi5nYXRlaG91c2UuYWRtaW4udjEuRGVhY3RpdmF0ZVVzZXJSZXNwb25zZRJnCg5SZWFjdGl2YXRlVXNlchIpLmdhdGVob3VzZS5hZG1pbi52MS5SZWFjdGl2YXRlVXNlclJlcXVlc3QaKi5nYXRlaG91c2UuYWRtaW4udjEuUmVhY3RpdmF0ZVVzZXJSZXNwb25zZRJVCghMb2NrVXNlchIjLmdhdGVob3VzZS5hZG1pbi52MS5Mb2NrVXNlclJlcXVlc3QaJC5nYXRlaG91c2UuYWRtaW4udjEuTG9ja1VzZXJSZXNwb25zZRJbCgpVbmxvY2tVc2VyEiUuZ2F0ZWhvdXNlLmFkbWluLnYxLlVubG9ja1VzZXJSZXF1ZXN0GiYuZ2F0ZWhvdXNlLmFkbWluLnYxLlVubG9ja1VzZXJSZXNwb25zZRKNAQoOVmVyaWZ5UGFzc3dvcmQSKS5nYXRlaG91c2UuYWRtaW4udjEuVmVyaWZ5UGFzc3dvcmRSZXF1ZXN0GiouZ2F0ZWhvdXNlLmFkbWluLnYxLlZlcmlmeVBhc3N3b3JkUmVzcG9uc2UiJILT5JMCHjoBKiIZL3YxL3VzZXJzL3Bhc3N3b3JkL3ZlcmlmeRKHAQoLU2V0UGFzc3dvcmQSJi5nYXRlaG91c2UuYWRtaW4udjEuU2V0UGFzc3dvcmRSZXF1ZXN0GicuZ2F0ZWhvdXNlLmFkbWluLnYxLlNldFBhc3N3b3JkUmVzcG9uc2UiJ4LT5JMCIToBKiIcL3YxL3VzZXJzL3t1c2VyX2lkfS9wYXNzd29yZBJbCgpSZW1vdmVVc2VyEiUuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVVzZXJSZXF1ZXN0GiYuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVVzZXJSZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Profile of a human user.
@@ -1310,6 +1310,136 @@ export const RemoveUserResponseSchema: GenMessage<RemoveUserResponse> = /*@__PUR
   messageDesc(file_gatehouse_admin_v1_user, 39);
 
 /**
+ * @generated from message gatehouse.admin.v1.VerifyPasswordRequest
+ */
+export type VerifyPasswordRequest = Message<"gatehouse.admin.v1.VerifyPasswordRequest"> & {
+  /**
+   * Who signs in: exactly one of the two.
+   *
+   * @generated from oneof gatehouse.admin.v1.VerifyPasswordRequest.user
+   */
+  user: {
+    /**
+     * Id of the user.
+     *
+     * @generated from field: string user_id = 1;
+     */
+    value: string;
+    case: "userId";
+  } | {
+    /**
+     * The user's user name, matched case-insensitively in the whole instance; surrounding white space is ignored.
+     *
+     * @generated from field: string login_name = 2;
+     */
+    value: string;
+    case: "loginName";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The password to check; 1 to 1024 characters. Never logged, stored or returned.
+   *
+   * @generated from field: string password = 3;
+   */
+  password: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.VerifyPasswordRequest.
+ * Use `create(VerifyPasswordRequestSchema)` to create a new message.
+ */
+export const VerifyPasswordRequestSchema: GenMessage<VerifyPasswordRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 40);
+
+/**
+ * @generated from message gatehouse.admin.v1.VerifyPasswordResponse
+ */
+export type VerifyPasswordResponse = Message<"gatehouse.admin.v1.VerifyPasswordResponse"> & {
+  /**
+   * Sequence and change date of the last event the check appended (`user.password.checked`, or
+   * `user.password.rehashed` after it), creation date of the user, resource owner the user's organization.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+
+  /**
+   * Whether the user must change the password now (set with CreateHumanUser or SetPassword).
+   *
+   * @generated from field: bool password_change_required = 2;
+   */
+  passwordChangeRequired: boolean;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.VerifyPasswordResponse.
+ * Use `create(VerifyPasswordResponseSchema)` to create a new message.
+ */
+export const VerifyPasswordResponseSchema: GenMessage<VerifyPasswordResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 41);
+
+/**
+ * @generated from message gatehouse.admin.v1.SetPasswordRequest
+ */
+export type SetPasswordRequest = Message<"gatehouse.admin.v1.SetPasswordRequest"> & {
+  /**
+   * Id of a human user of the selected organization.
+   *
+   * @generated from field: string user_id = 1;
+   */
+  userId: string;
+
+  /**
+   * The new password, checked against the instance's password policy; at most 1024 characters.
+   *
+   * @generated from field: string password = 2;
+   */
+  password: string;
+
+  /**
+   * When true the user must change the password at the next sign-in.
+   *
+   * @generated from field: bool change_required = 3;
+   */
+  changeRequired: boolean;
+
+  /**
+   * Optimistic concurrency: the details.sequence you last read of the user; when set and the
+   * user changed since, the call is aborted with reason concurrent_modification (ErrorInfo metadata
+   * current_sequence: the sequence now) and writes nothing; absent: last writer wins.
+   *
+   * @generated from field: optional uint64 expected_sequence = 4;
+   */
+  expectedSequence?: bigint | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.SetPasswordRequest.
+ * Use `create(SetPasswordRequestSchema)` to create a new message.
+ */
+export const SetPasswordRequestSchema: GenMessage<SetPasswordRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 42);
+
+/**
+ * @generated from message gatehouse.admin.v1.SetPasswordResponse
+ */
+export type SetPasswordResponse = Message<"gatehouse.admin.v1.SetPasswordResponse"> & {
+  /**
+   * Sequence, dates and resource owner (the user's organization) of the `user.password.set` event.
+   *
+   * @generated from field: gatehouse.admin.v1.Details details = 1;
+   */
+  details?: Details | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.SetPasswordResponse.
+ * Use `create(SetPasswordResponseSchema)` to create a new message.
+ */
+export const SetPasswordResponseSchema: GenMessage<SetPasswordResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 43);
+
+/**
  * Gender of a human user.
  *
  * @generated from enum gatehouse.admin.v1.Gender
@@ -1378,7 +1508,8 @@ export enum UserState {
   INACTIVE = 3,
 
   /**
-   * Locked (LockUser): its tokens are refused until UnlockUser.
+   * Locked (LockUser, or too many wrong passwords under the lockout policy): its tokens and passwords are
+   * refused until UnlockUser.
    *
    * @generated from enum value: USER_STATE_LOCKED = 4;
    */
@@ -1401,7 +1532,7 @@ export const UserStateSchema: GenEnum<UserState> = /*@__PURE__*/
  *
  * Privilege ceiling: a call that acts on another principal's credentials or identity
  * (AddPersonalAccessToken, ListPersonalAccessTokens, RemovePersonalAccessToken, SetEmail,
- * ResendEmailCode with `return_code`, DeactivateUser, ReactivateUser, LockUser, UnlockUser and
+ * ResendEmailCode with `return_code`, SetPassword, DeactivateUser, ReactivateUser, LockUser, UnlockUser and
  * RemoveUser) is allowed only when the caller's own permissions cover every permission the target user
  * holds, in every scope the target holds it (an IAM_OWNER target needs an IAM_OWNER caller; an ORG_OWNER
  * of organization B needs a caller with those permissions in B). Otherwise permission_denied, reason
@@ -1617,7 +1748,9 @@ export const UserService: GenService<{
     output: typeof LockUserResponseSchema;
   },
   /**
-   * Unlocks a locked user; its tokens work again unless it is also inactive.
+   * Unlocks a locked user, whether LockUser or too many wrong passwords (the lockout policy, see
+   * VerifyPassword) locked it; its tokens work again unless it is also inactive, and its count of wrong
+   * passwords starts again from 0.
    * Needs `user.write` in the selected organization and the privilege ceiling.
    * Errors: not_found (`user.not_found`), failed_precondition (`user.not_locked`), permission_denied
    * (`principal.privileged`).
@@ -1628,6 +1761,74 @@ export const UserService: GenService<{
     methodKind: "unary";
     input: typeof UnlockUserRequestSchema;
     output: typeof UnlockUserResponseSchema;
+  },
+  /**
+   * Checks a user's password, for login front ends: the user is named by `user_id` or by `login_name` (its
+   * user name: unique in the instance, matched case-insensitively, surrounding white space ignored, so no
+   * organization is needed; with `x-service-orgid` the user must also belong to that organization).
+   *
+   * Needs `user.password.check`, an instance-wide permission held only by IAM_LOGIN_CLIENT (a role for a
+   * login front end's service account that grants nothing else) and IAM_OWNER; everyone else gets
+   * permission_denied before any look-up.
+   *
+   * The password is verified against the stored hash — argon2id, or a hash imported with CreateHumanUser in any
+   * supported scheme — on a bounded pool of worker threads, never on the server's event loop. After a right
+   * password, a hash that is imported in another scheme or weaker than the default argon2id (19 MiB, 2
+   * iterations, version 19) is replaced by a default argon2id in the same transaction as the check's event
+   * (`user.password.rehashed`, with the old scheme): the old hash is gone, and the next sign-in verifies the new one.
+   * The replacement is conditional on the stored hash being unchanged, so a password set concurrently
+   * (SetPassword) is never overwritten (the check is then made again against the new hash).
+   *
+   * A wrong password, an unknown user and a user without a password (none set yet, or a machine user) all answer
+   * the same: invalid_argument `password.invalid`, the same message, no metadata, after the same work (an unknown
+   * user or one without a password is verified against a dummy argon2id hash made once per process, and every
+   * case appends one event). So a caller learns nothing about which users exist from a wrong password.
+   *
+   * Lockout: the instance's lockout policy (InstanceService.GetLockoutPolicy; default 10) counts wrong passwords
+   * in a row; the one that reaches the limit locks the user (USER_STATE_LOCKED, as LockUser: its tokens are
+   * refused too). A right password sets the count back to 0; so do UnlockUser and SetPassword. The count is
+   * kept by conditional writes: concurrent wrong passwords are counted one by one and lock exactly at the limit.
+   *
+   * A locked or deactivated user (or one of a deactivated organization) is answered without checking the password:
+   * failed_precondition `user.locked`, `user.inactive` or `organization.inactive`. This does tell the login
+   * client that the user exists and is held — on purpose: the front end must be able to tell the person why a
+   * sign-in cannot succeed (and a held user cannot be signed in by guessing), and the caller is a trusted login
+   * client that holds `user.password.check` for the whole instance, not an anonymous visitor.
+   *
+   * Every attempt is an event: `user.password.checked` or `user.password.check_failed` (with its cause, and
+   * `user.locked` when the attempt locked the user) on the user, `sign_in.failed` for an
+   * unknown user (aggregate type `sign_in`). No password or hash is ever in an event, log line or answer.
+   * Errors: invalid_argument (`password.invalid`; `request.invalid` for a request without `user_id` and
+   * `login_name`, or without a password), failed_precondition (`user.locked`, `user.inactive`,
+   * `organization.inactive`), resource_exhausted (`password_verify.busy`: too many verifications waiting, retry
+   * later), aborted (`password.check_contended`: the user's count changed again and again while this check was
+   * recorded, retry).
+   *
+   * @generated from rpc gatehouse.admin.v1.UserService.VerifyPassword
+   */
+  verifyPassword: {
+    methodKind: "unary";
+    input: typeof VerifyPasswordRequestSchema;
+    output: typeof VerifyPasswordResponseSchema;
+  },
+  /**
+   * Sets the password of a human user (an administrator's reset), checked against the instance's password
+   * policy and stored as argon2id. With `change_required` the user must change it at the next sign-in
+   * (VerifyPassword answers `password_change_required`). The count of wrong passwords starts again from 0; a
+   * lock stays (UnlockUser lifts it). A pending init code (the set-password link of the initialization mail)
+   * is voided: the password it would set is set. An INITIAL user whose email is verified becomes ACTIVE.
+   * Needs `user.write` in the selected organization and the privilege ceiling (see the service comment): a
+   * password is a credential, so a user manager cannot set the password of someone holding more than itself.
+   * Errors: not_found (`user.not_found`), failed_precondition (`user.not_human`), invalid_argument
+   * (`password.policy` with one field violation per broken rule on `password`), permission_denied
+   * (`principal.privileged`), aborted (`concurrent_modification` for a stale `expected_sequence`).
+   *
+   * @generated from rpc gatehouse.admin.v1.UserService.SetPassword
+   */
+  setPassword: {
+    methodKind: "unary";
+    input: typeof SetPasswordRequestSchema;
+    output: typeof SetPasswordResponseSchema;
   },
   /**
    * Removes a user for good, in one transaction: its personal access tokens, one-time codes, IDP
