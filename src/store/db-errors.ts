@@ -11,6 +11,7 @@ import { DomainError, alreadyExists, failedPrecondition } from "../domain/errors
 const uniqueRules = new Map<string, () => DomainError>([
   ["organizations_name_key", () => alreadyExists("organization.already_exists", "an organization with this name exists")],
   ["users_user_name_key", () => alreadyExists("user.already_exists", "a user with this user name exists")],
+  ["users_external_id", () => alreadyExists("user.external_id.already_exists", "a user of the organization has this external id")],
   ["memberships_user_scope", () => alreadyExists("member.already_exists", "the user is a member here already")],
   ["projects_name_key", () => alreadyExists("project.already_exists", "a project with this name exists in the organization")],
   ["project_roles_pkey", () => alreadyExists("project.role.already_exists", "the project has this role already")],

@@ -73,6 +73,8 @@ export interface UserRow {
   /** Wrong passwords in a row since the last right one (or unlock); the lockout policy locks the user at its limit. */
   failedPasswordAttempts: number;
   otpSecretSealed: string | null;
+  /** The id an import gave the user in its source system (unique per organization), or null. */
+  externalId: string | null;
 }
 
 /** Columns of a new user that may be left out: the flags (default false) and the type-specific ones (null). */
@@ -95,7 +97,8 @@ type UserDefaults =
   | "passwordHash"
   | "passwordChangeRequired"
   | "failedPasswordAttempts"
-  | "otpSecretSealed";
+  | "otpSecretSealed"
+  | "externalId";
 
 /** A new user: type-specific columns may be left out (null). */
 export type NewUserRow = Flat<Omit<UserRow, UserDefaults> & { [K in UserDefaults]?: UserRow[K] | undefined }>;

@@ -101,6 +101,11 @@ export interface Store {
   findUserById(id: string): Promise<UserRow | undefined>;
   /** The instance's user with this user name key (lower-cased; user names are unique per instance), if any. */
   findUserByUserNameKey(instanceId: string, userNameKey: string): Promise<UserRow | undefined>;
+  /**
+   * A bulk import's matches, in one read for a whole chunk: the instance's users with any of `userNameKeys`, and the
+   * organization's users with any of `externalIds` (each row once, in no particular order).
+   */
+  findUsersByNameKeysOrExternalIds(filter: { instanceId: string; userNameKeys: string[]; orgId: string; externalIds: string[] }): Promise<UserRow[]>;
   findTokenById(id: string): Promise<TokenRow | undefined>;
   /** One page of a user's tokens in creation order, after the given position. */
   listTokensPage(filter: { userId: string; afterPosition?: number; limit: number }): Promise<{ row: TokenRow; position: number }[]>;

@@ -40,7 +40,7 @@ describe("the SQLite schema infers the rows of rows.ts", () => {
       keys<rows.UserRow>(
         "id", "instanceId", "orgId", "type", "state", "inactive", "locked", "userName", "userNameKey", "machineName", "machineDescription",
         "firstName", "lastName", "nickName", "displayName", "preferredLanguage", "gender", "email", "emailKey", "emailVerified", "phone",
-        "phoneVerified", "passwordHash", "passwordChangeRequired", "failedPasswordAttempts", "otpSecretSealed",
+        "phoneVerified", "passwordHash", "passwordChangeRequired", "failedPasswordAttempts", "otpSecretSealed", "externalId",
       ),
     );
   });

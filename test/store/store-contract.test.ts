@@ -119,10 +119,10 @@ describe.each(storeEngines())("the store contract on $name", (engine) => {
       id: "h1", instanceId: "i1", orgId: "o1", type: "human", state: "initial", inactive: false, locked: false, userName: "Hu", userNameKey: "hu",
       machineName: null, machineDescription: null, firstName: "H", lastName: "U", nickName: null, displayName: null, preferredLanguage: null, gender: 2,
       email: "h@example.com", emailKey: "h@example.com", emailVerified: false, phone: null, phoneVerified: true, passwordHash: null,
-      passwordChangeRequired: true, otpSecretSealed: null,
+      passwordChangeRequired: true, failedPasswordAttempts: 0, otpSecretSealed: null, externalId: null,
     });
     expect(await store().findTokenById("t1")).toEqual({ id: "t1", userId: "h1", secretHash: "s", expiresAt, createdAt, issuerUserId: null });
-    expect(await store().findCode("h1", "init")).toEqual({ id: "c1", userId: "h1", kind: "init", digest: "d", expiresAt: createdAt + 1, attempts: 0, usedAt: createdAt + 2 });
+    expect(await store().findCode("h1", "init")).toEqual({ id: "c1", userId: "h1", kind: "init", digest: "d", expiresAt: createdAt + 1, attempts: 0, usedAt: createdAt + 2, emailKey: null });
     expect(await store().listOutboxOfUser("h1")).toEqual([]);
     expect(await store().listDueOutbox(createdAt, 10)).toEqual([{ id: "x1", instanceId: "i1", template: "t", recipient: "h@example.com", userId: null, messageSealed: "v1.m", status: "pending", attempts: 0, nextAttemptAt: createdAt, createdAt, copiedAt: null, claimedBy: null, claimedUntil: null }]);
     expect(await store().listDueOutbox(createdAt - 1, 10)).toEqual([]);

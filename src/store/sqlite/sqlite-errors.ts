@@ -8,6 +8,7 @@ import { referenceNotFound, storeBusy, uniqueViolation } from "../db-errors.js";
 const uniqueIndexByColumns = new Map<string, string>([
   ["organizations.instance_id, organizations.name_key", "organizations_name_key"],
   ["users.instance_id, users.user_name_key", "users_user_name_key"],
+  ["users.org_id, users.external_id", "users_external_id"],
   ["memberships.user_id, memberships.level, memberships.scope_id", "memberships_user_scope"],
   ["projects.org_id, projects.name_key", "projects_name_key"],
   ["project_roles.project_id, project_roles.role_key", "project_roles_pkey"],

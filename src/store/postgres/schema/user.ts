@@ -44,10 +44,16 @@ export const users = pgTable(
     failedPasswordAttempts: integer("failed_password_attempts").notNull().default(0),
     /** Imported TOTP secret, sealed under the master key. */
     otpSecretSealed: text("otp_secret_sealed"),
+    /**
+     * The user's id in the system it was imported from (ImportHumanUsers' `external_id`), chosen by the importer:
+     * unique per organization, so a re-run of the same import finds the user again. Null when none was given.
+     */
+    externalId: text("external_id"),
     position: position(),
   },
   (table) => [
     uniqueIndex("users_user_name_key").on(table.instanceId, table.userNameKey),
+    uniqueIndex("users_external_id").on(table.orgId, table.externalId),
     index("users_list").on(table.orgId, table.position),
     index("users_email").on(table.instanceId, table.emailKey),
   ],
