@@ -6,9 +6,6 @@ export interface LockoutPolicy {
 
 export const DEFAULT_LOCKOUT_POLICY: LockoutPolicy = { maxPasswordAttempts: 10 };
 
-/** The most a policy may allow: beyond it a lockout no longer slows guessing down in any way that matters. */
-export const MAX_PASSWORD_ATTEMPTS_LIMIT = 1000;
-
 /**
  * What one more wrong password does to a user who has `failedAttempts` in a row: the new count, and whether it locks
  * the user. A limit lowered below a user's count locks at that user's next wrong password.
