@@ -12,7 +12,11 @@ import { LogCapture, TestClock } from "../support/server.js";
 
 /** The pages in front of a store that fails: what a person sees when Gatehouse, not their input, is at fault. */
 let server: Server | undefined;
-afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
+afterEach(async () => {
+  server?.closeAllConnections();
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = undefined;
+});
 
 async function pagesOver(failure: Error) {
   const failing = new Proxy({} as Store, {
