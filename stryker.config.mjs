@@ -17,7 +17,7 @@ export const MUTATION_GROUPS = {
   // of tests (minutes each): groups of their own, so the mail, start-up and CLI group finishes and is kept.
   storage: ["src/store/**/*.ts", "src/support/**/*.ts"],
   transport: ["src/transport/**/*.ts"],
-  platform: ["src/notify/**/*.ts", "src/startup/**/*.ts", "src/cli/**/*.ts"],
+  platform: ["src/notify/**/*.ts", "src/startup/**/*.ts", "src/cli/**/*.ts", "src/pages/**/*.ts"],
 };
 
 const NOT_MUTATED = [

@@ -26,7 +26,7 @@ import { closeImportedHashVerifier } from "./support/password-verify/verify.js";
 import { createIdGenerator, type IdGenerator } from "./support/ids.js";
 import { createLogger, type Logger } from "./support/logger.js";
 import { createMetrics, type Metrics } from "./support/metrics.js";
-import { createPages } from "./web/pages.js";
+import { createPages } from "./pages/pages.js";
 
 export interface GatehouseOptions {
   config: Config;

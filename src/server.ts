@@ -23,7 +23,7 @@ import { createNodeAdapter, type NodeAdapterOptions } from "./transport/node-ada
 import { createOnePortListener } from "./transport/one-port.js";
 import type { PortReservation } from "./transport/port-reservation.js";
 import { createStreamLimitInterceptor } from "./transport/stream-limits.js";
-import type { PageHandler } from "./web/pages.js";
+import type { PageHandler } from "./pages/pages.js";
 
 /** The OpenAPI document of the REST routes, generated from the protos by `npm run generate`. */
 const openApiDocument = readFileSync(new URL("../gen/openapi.json", import.meta.url));
@@ -48,7 +48,7 @@ export interface ServerOptions {
   isReady: () => boolean;
   metrics: Metrics;
   logger: Logger;
-  /** The hosted pages the mails link to (src/web/), answered before the REST routes. */
+  /** The hosted pages the mails link to (src/pages/), answered before the REST routes. */
   pages?: PageHandler;
 }
 

@@ -7,7 +7,7 @@ import { DomainError } from "../../src/domain/errors.js";
 import type { Store } from "../../src/store/store.js";
 import { createIdGenerator } from "../../src/support/ids.js";
 import { createLogger } from "../../src/support/logger.js";
-import { createPages } from "../../src/web/pages.js";
+import { createPages } from "../../src/pages/pages.js";
 import { LogCapture, TestClock } from "../support/server.js";
 
 /** The pages in front of a store that fails: what a person sees when Gatehouse, not their input, is at fault. */

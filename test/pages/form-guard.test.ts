@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { checkFormToken, formToken, isSameOriginPost } from "../../src/web/form-guard.js";
-import { escapeHtml, html, renderPage } from "../../src/web/html.js";
+import { checkFormToken, formToken, isSameOriginPost } from "../../src/pages/form-guard.js";
+import { escapeHtml, html, renderPage } from "../../src/pages/html.js";
 
 const ORIGIN = "https://iam.example.com";
 

@@ -4,7 +4,7 @@ import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { UserService, UserState } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { IdentityProviderService } from "../../gen/gatehouse/admin/v1/identity_provider_pb.js";
-import { formToken } from "../../src/web/form-guard.js";
+import { formToken } from "../../src/pages/form-guard.js";
 import { emailCodeIn, lastMailTo, queuedMails } from "../support/outbox.js";
 import { useTestServer } from "../support/server.js";
 
