@@ -1,7 +1,8 @@
 /**
- * `npm run bench`: the framework ceiling (bench/servers/bare-server.ts) and Gatehouse on a fresh data
- * dir, driven by external load generators in their own processes (wrk for HTTP/1.1, bench/load/h2c-load.c
- * for h2c, h2load as a cross-check), one table on stdout and the same as JSON under bench/results/.
+ * `npm run bench`: the framework ceiling (bench/servers/bare-server.ts), Gatehouse on a fresh SQLite data dir, then
+ * on a fresh PostgreSQL database (one process, then three replicas sharing the load), driven by external load
+ * generators in their own processes (wrk for HTTP/1.1, bench/load/h2c-load.c for h2c, h2load as a cross-check), one
+ * table on stdout and the same as JSON under bench/results/.
  * See bench/README.md for what each scenario does and how the ratios are made.
  */
 import { execFileSync } from "node:child_process";
@@ -12,12 +13,14 @@ import { join } from "node:path";
 import { gatehouseArgon2Options } from "./lib/argon2-params.js";
 import { buildH2cLoad, ensureLoadTools, type Measurement, runArgon2Loop, runH2c, runH2loadHealth, runWrk } from "./lib/drivers.js";
 import { generatorOf, type Protocol, WRK_BLOCK, writeH2cFile, writeWrkFile, wrkHeaders } from "./lib/encode.js";
-import { type BenchOptions, parseOptions, USAGE } from "./lib/options.js";
+import { type BenchOptions, type Engine, parseOptions, USAGE } from "./lib/options.js";
+import { type BenchPostgres, launchPostgres } from "./lib/postgres.js";
 import { addRatios, evaluateTargets, formatReport, type Row, type ScaleInfo } from "./lib/report.js";
 import { prepareScaleDataDir } from "./lib/scale-seed.js";
 import { type BenchRequest, HEALTH, type Scenario, SCENARIOS } from "./lib/scenarios.js";
-import { type BenchServer, REPO, snapshotCode, startBare, startGatehouse } from "./lib/servers.js";
+import { type BenchServer, REPO, type SharedDatabase, snapshotCode, startBare, startGatehouse } from "./lib/servers.js";
 import { createWorld, type World } from "./lib/setup.js";
+import { combineMeasurements, splitEvenly } from "./lib/spread.js";
 
 let options: BenchOptions;
 try {
@@ -28,7 +31,6 @@ try {
 }
 
 const cores = os.availableParallelism();
-const wrkThreads = Math.max(1, Math.min(cores, options.connections));
 const workDir = mkdtempSync(join(os.tmpdir(), "gatehouse-bench-"));
 const rows: Row[] = [];
 const startedAt = new Date();
@@ -37,11 +39,31 @@ const log = (line: string) => process.stderr.write(`bench: [${((Date.now() - sta
 let fileSerial = 0;
 let h2cLoad = "";
 
-/** Rates measured so far, to size the request sequences of later runs (never to compute a figure). */
+/**
+ * Rates measured so far, to size the request sequences of later runs (never to compute a figure): the bare ceiling's
+ * per protocol, Gatehouse's per deployment and protocol (`rateKey`).
+ */
 const bareRate = new Map<string, number>();
 const noopRate = new Map<string, number>();
 const writeRate = new Map<string, number>();
 let hashRate: number | undefined;
+const rateKey = (on: Deployment, protocol: Protocol) => `${on.label}/${protocol}`;
+
+/**
+ * What one run loads: the bare server, or Gatehouse on one engine as one process or several replicas of one
+ * database (one generator each, started together).
+ */
+interface Deployment {
+  /** "bare", "sqlite", "postgres ×3": the rate maps' key and the log's name. */
+  label: string;
+  servers: BenchServer[];
+  token: string;
+  engine?: Engine;
+  /** `--scale`: which database the server runs on. */
+  database?: Row["database"];
+  /** PostgreSQL's rows: the database server, whose memory each run samples. */
+  postgres?: BenchPostgres;
+}
 
 const roundUp = (value: number, step: number) => Math.max(step, Math.ceil(value / step) * step);
 
@@ -54,8 +76,6 @@ interface RunPlan {
   /** Expected rate, for the length of the sequence. */
   sizeRate: number;
   sizeFactor: number;
-  /** `--scale`: which database the server runs on. */
-  database?: Row["database"];
 }
 
 /**
@@ -88,9 +108,24 @@ async function settle(server: BenchServer): Promise<void> {
 }
 let settleStarted = 0;
 
-/** One load run of `scenario` on `protocol` against `server`: warm-up, then the measured window. */
-async function measure(server: BenchServer, scenario: Scenario, protocol: Protocol, world: World | undefined, token: string, plan: RunPlan, keep = true): Promise<Row> {
+/**
+ * With several replicas a generator's sequence is sized for its share of the connections plus this margin: a replica
+ * that answers faster than the others must not run out of new values.
+ */
+const SPREAD_MARGIN = 1.25;
+
+/**
+ * One load run of `scenario` on `protocol` against a deployment: warm-up, then the measured window. Several replicas
+ * get one generator each, started together, with the connections split evenly (at least one each) and consecutive
+ * slices of one prepared sequence (whole blocks of wrk-sequence.lua's, so a user's wrong and right codes stay with one
+ * generator, in order).
+ */
+async function measure(on: Deployment, scenario: Scenario, protocol: Protocol, world: World | undefined, plan: RunPlan, keep = true): Promise<Row> {
   const generator = generatorOf(protocol);
+  const replicas = on.servers.length;
+  const connections = splitEvenly(Math.max(plan.connections, replicas), replicas);
+  const totalConnections = connections.reduce((a, b) => a + b, 0);
+  const share = (i: number) => (connections[i]! / totalConnections) * (replicas > 1 ? SPREAD_MARGIN : 1);
   const size = (seconds: number) => (scenario.repeats ? 4 * WRK_BLOCK : Math.ceil(plan.sizeRate * seconds * plan.sizeFactor) + 2 * WRK_BLOCK);
   const prepare = async (count: number): Promise<BenchRequest[]> => {
     const started = Date.now();
@@ -98,68 +133,105 @@ async function measure(server: BenchServer, scenario: Scenario, protocol: Protoc
     if (Date.now() - started > 1000) log(`prepared ${count} requests of ${scenario.id} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     return requests;
   };
-  await settle(server);
-  let measurement: Measurement;
+  /** Consecutive slices of `requests` of these lengths. */
+  const slices = (requests: BenchRequest[], lengths: number[]) => lengths.map((length, i) => requests.slice(lengths.slice(0, i).reduce((a, b) => a + b, 0)).slice(0, length));
+  const resetPeaks = () => {
+    on.postgres?.resetPeakMemory();
+    return on.servers.map((server) => server.resetPeakRss()).every(Boolean);
+  };
+  const rate = (i: number) => (plan.rate ? { rate: (plan.rate * connections[i]!) / totalConnections } : {});
+  const token = on.token;
+  const traced = on.servers[0]!;
+  for (const server of on.servers) await settle(server);
+  let measurements: Measurement[];
   let rssPerRun = false;
   if (generator === "wrk") {
-    // wrk deals lines to its threads in blocks: both files hold whole rounds of blocks.
-    const round = WRK_BLOCK * wrkThreads;
-    const warmCount = roundUp(size(options.warmupS), round);
-    const requests = await prepare(warmCount + roundUp(size(plan.seconds), round));
-    const warmFile = join(workDir, `req-${fileSerial++}.txt`);
-    const file = join(workDir, `req-${fileSerial++}.txt`);
-    writeWrkFile(warmFile, requests.slice(0, warmCount));
-    writeWrkFile(file, requests.slice(warmCount));
-    const common = { url: server.url, headers: wrkHeaders(token), connections: plan.connections, threads: wrkThreads, ...(plan.rate ? { rate: plan.rate } : {}) };
-    rssPerRun = server.resetPeakRss();
-    await runWrk({ ...common, file: warmFile, seconds: plan.warmupS });
-    await server.takeSqlTrace?.();
-    measurement = await runWrk({ ...common, file, seconds: plan.seconds });
-  } else {
-    const requests = await prepare(size(plan.warmupS + plan.seconds));
-    const file = join(workDir, `req-${fileSerial++}.txt`);
-    writeH2cFile(file, requests, protocol as Exclude<Protocol, "connect-json-http1">, token);
-    rssPerRun = server.resetPeakRss();
-    await server.takeSqlTrace?.();
-    measurement = await runH2c({
-      binary: h2cLoad,
-      url: server.url,
-      protocol: protocol === "grpc-h2c" ? "grpc" : "connect",
-      file,
-      connections: plan.connections,
-      warmupMs: plan.warmupS * 1000,
-      durationMs: plan.seconds * 1000,
-      ...(plan.rate ? { rate: plan.rate } : {}),
+    // wrk deals lines to its threads in blocks: every file holds whole rounds of blocks. A thread per core, the
+    // cores shared among several generators (at least one each).
+    const threads = connections.map((c) => Math.max(1, Math.min(Math.floor(cores / replicas), c)));
+    const warmCounts = threads.map((t, i) => roundUp(size(options.warmupS) * share(i), WRK_BLOCK * t));
+    const runCounts = threads.map((t, i) => roundUp(size(plan.seconds) * share(i), WRK_BLOCK * t));
+    const requests = await prepare([...warmCounts, ...runCounts].reduce((a, b) => a + b, 0));
+    const parts = slices(requests, warmCounts.flatMap((warm, i) => [warm, runCounts[i]!]));
+    const files = parts.map((part) => {
+      const file = join(workDir, `req-${fileSerial++}.txt`);
+      writeWrkFile(file, part);
+      return file;
     });
+    const wrk = (i: number, file: string, seconds: number) =>
+      runWrk({ url: on.servers[i]!.url, headers: wrkHeaders(token), connections: connections[i]!, threads: threads[i]!, ...rate(i), file, seconds });
+    rssPerRun = resetPeaks();
+    await Promise.all(on.servers.map((_, i) => wrk(i, files[2 * i]!, plan.warmupS)));
+    await traced.takeSqlTrace?.();
+    measurements = await Promise.all(on.servers.map((_, i) => wrk(i, files[2 * i + 1]!, plan.seconds)));
+  } else {
+    const whole = size(plan.warmupS + plan.seconds);
+    const counts = on.servers.map((_, i) => (replicas > 1 ? roundUp(whole * share(i), WRK_BLOCK) : whole));
+    const requests = await prepare(counts.reduce((a, b) => a + b, 0));
+    const files = slices(requests, counts).map((part) => {
+      const file = join(workDir, `req-${fileSerial++}.txt`);
+      writeH2cFile(file, part, protocol as Exclude<Protocol, "connect-json-http1">, token);
+      return file;
+    });
+    rssPerRun = resetPeaks();
+    await traced.takeSqlTrace?.();
+    measurements = await Promise.all(
+      on.servers.map((server, i) =>
+        runH2c({
+          binary: h2cLoad,
+          url: server.url,
+          protocol: protocol === "grpc-h2c" ? "grpc" : "connect",
+          file: files[i]!,
+          connections: connections[i]!,
+          warmupMs: plan.warmupS * 1000,
+          durationMs: plan.seconds * 1000,
+          ...rate(i),
+        }),
+      ),
+    );
   }
   // wrk's warm-up is a run of its own, left out; h2c-load's is inside its run, so counted too.
-  const sql = await server.takeSqlTrace?.();
+  const sql = await traced.takeSqlTrace?.();
+  const measurement = combineMeasurements(measurements);
+  const peaks = on.servers.map((server) => server.peakRssMb());
   const row: Row = {
     ...(sql ? { sql: { entries: sql.sort((a, b) => b.totalMs - a.totalMs), includesWarmUp: generator !== "wrk" } } : {}),
     scenario: scenario.id,
     title: scenario.title,
     protocol,
-    server: server.name,
+    server: traced.name,
     generator,
-    connections: plan.connections,
+    ...(on.engine ? { engine: on.engine, replicas } : {}),
+    connections: totalConnections,
     repeats: scenario.repeats === true,
     measurement,
-    peakRssMb: server.peakRssMb(),
+    ...(replicas > 1 ? { generators: measurements, replicaPeakRssMb: peaks } : {}),
+    peakRssMb: Math.max(...peaks),
     peakRssScope: rssPerRun ? "run" : "process",
+    ...(on.postgres ? { postgresPeakMb: on.postgres.peakMemoryMb() } : {}),
     ...(plan.rate ? { pacedRate: plan.rate } : {}),
-    ...(plan.database ? { database: plan.database } : {}),
+    ...(on.database ? { database: on.database } : {}),
   };
   if (!keep) return row;
-  log(`${server.name}${plan.database === "scaled" ? " (scaled)" : ""} ${scenario.id} ${protocol}${plan.rate ? ` paced ${plan.rate.toFixed(0)}/s` : ""}: ${measurement.rps.toFixed(0)} req/s, p99 ${measurement.p99Ms.toFixed(2)} ms${measurement.unexpected ? `, ${measurement.unexpected} unexpected` : ""}`);
+  log(`${on.label}${on.database === "scaled" ? " (scaled)" : ""} ${scenario.id} ${protocol}${plan.rate ? ` paced ${plan.rate.toFixed(0)}/s` : ""}: ${measurement.rps.toFixed(0)} req/s, p99 ${measurement.p99Ms.toFixed(2)} ms${measurement.unexpected ? `, ${measurement.unexpected} unexpected` : ""}`);
   rows.push(row);
   return row;
 }
 
 const basePlan = { connections: options.connections, warmupS: options.warmupS, seconds: options.seconds };
-const selected = SCENARIOS.filter((s) => options.scenarios.includes(s.id));
-const wantsHealth = options.scenarios.includes("health");
-const wantsH2load = wantsHealth && options.protocols.includes("grpc-h2c") && !options.scale;
+const onSqlite = options.engines.includes("sqlite");
+const onPostgres = options.engines.includes("postgres");
+/** Each engine's scenarios and protocols: PostgreSQL's default to a subset (options.ts, `POSTGRES_SCENARIOS`). */
+const plans = [
+  ...(onSqlite ? [{ engine: "sqlite" as const, scenarios: options.scenarios, protocols: options.protocols }] : []),
+  ...(onPostgres ? [{ engine: "postgres" as const, scenarios: options.postgres.scenarios, protocols: options.postgres.protocols }] : []),
+];
+const planOf = (engine: Engine) => plans.find((plan) => plan.engine === engine)!;
+/** The bare ceiling runs on every protocol some engine's Health/Check runs on. */
+const bareProtocols = [...new Set(plans.filter((plan) => plan.scenarios.includes("health")).flatMap((plan) => plan.protocols))];
+const wantsH2load = onSqlite && options.scenarios.includes("health") && options.protocols.includes("grpc-h2c") && !options.scale;
 const servers: BenchServer[] = [];
+let postgres: BenchPostgres | undefined;
 let scaleInfo: ScaleInfo | undefined;
 
 /** The commit the servers' code was copied at, and a digest of the uncommitted changes of src, gen and package.json. */
@@ -175,68 +247,125 @@ function codeState(): string {
 let code = "";
 
 /**
+ * Ctrl-C or a kill ends the bench between two awaits, where no `finally` runs: the servers get SIGTERM, PostgreSQL
+ * (a daemon of its own session, which a terminal's Ctrl-C does not reach) is stopped and removed, and so is the
+ * temporary dir; then the signal ends the process as it would have.
+ */
+function stopEverythingNow(): void {
+  for (const server of servers) server.stopNow();
+  postgres?.stopNow();
+  if (!options.keep) rmSync(workDir, { recursive: true, force: true });
+}
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the servers${postgres ? " and PostgreSQL" : ""}`);
+    stopEverythingNow();
+    process.kill(process.pid, signal);
+  });
+}
+// Whatever ends the process (an error thrown past the `finally`, process.exit): PostgreSQL does not outlive it.
+process.once("exit", () => postgres?.stopNow());
+
+/**
  * A fresh server's first calls run cold code (JIT, lazy modules, first connections). Before anything is
  * measured, each server gets Health/Check (and Gatehouse also GetProject) on every protocol, unrecorded.
  */
-async function warmUp(server: BenchServer, token: string, world?: World): Promise<void> {
+async function warmUp(on: Deployment, protocols: Protocol[], world?: World): Promise<void> {
   if (!options.serverWarmUp) return;
   const getProject = SCENARIOS.find((s) => s.id === "get-project")!;
-  for (const protocol of options.protocols) {
+  for (const protocol of protocols) {
     for (const scenario of world ? [HEALTH, getProject] : [HEALTH]) {
-      await measure(server, scenario, protocol, world, token, { connections: options.connections, warmupS: options.warmupS, seconds: 1, sizeRate: 0, sizeFactor: 1 }, false);
+      await measure(on, scenario, protocol, world, { connections: options.connections, warmupS: options.warmupS, seconds: 1, sizeRate: 0, sizeFactor: 1 }, false);
     }
   }
-  log(`${server.name} warmed up`);
+  log(`${on.label} warmed up`);
 }
 
 /**
- * Gatehouse on `dataDir` (fresh, or seeded by `--scale`): the world the scenarios need, made through its API, the
- * server's warm-up, then every selected scenario on every protocol, one after the other.
+ * Gatehouse, started (one process, or replicas of one database), with the world the scenarios need: the servers'
+ * warm-up, then every scenario of its engine on every protocol, one after the other.
  */
-async function runGatehouse(dataDir: string, database: Row["database"]): Promise<void> {
-  const gatehouse = await startGatehouse(
-    dataDir,
-    options.keep ? join(workDir, database === "scaled" ? "gatehouse-scaled.log" : "gatehouse.log") : undefined,
-    options.traceSql ? join(workDir, "sql-trace.json") : undefined,
-  );
-  servers.push(gatehouse);
-  log(`gatehouse started${database ? ` on the ${database} database` : ""}`);
-  const world = await createWorld(gatehouse.url, gatehouse.token);
-  await warmUp(gatehouse, gatehouse.token, world);
-  for (const scenario of selected) {
-    for (const protocol of options.protocols) {
+async function runDeployment(on: Deployment, world: World): Promise<void> {
+  const { scenarios, protocols } = planOf(on.engine!);
+  await warmUp(on, protocols, world);
+  for (const scenario of SCENARIOS.filter((s) => scenarios.includes(s.id))) {
+    for (const protocol of protocols) {
       // Sequences are sized from what was measured before: writes that need no pool from the bare
       // ceiling (nothing beats it, and a long sequence costs little), pooled ones (users and codes made
-      // through the API, which takes time) from UpdateApplication's rate on the same protocol.
-      const ceiling = Math.max(bareRate.get(protocol) ?? 0, noopRate.get(protocol) ?? 0) || 5_000;
-      const write = writeRate.get(protocol) ?? ceiling / 3;
+      // through the API, which takes time) from UpdateApplication's rate on the same protocol and deployment.
+      const key = rateKey(on, protocol);
+      const ceiling = Math.max(bareRate.get(protocol) ?? 0, noopRate.get(key) ?? 0) || 5_000;
+      const write = writeRate.get(key) ?? ceiling / 3;
       const sizeRate = scenario.pooled ? write : scenario.id === "create-user-password" && hashRate ? hashRate * 2 : ceiling;
-      const row = await measure(gatehouse, scenario, protocol, world, gatehouse.token, { ...basePlan, sizeRate, sizeFactor: scenario.pooled ? 1.3 : 1.5, database });
+      const row = await measure(on, scenario, protocol, world, { ...basePlan, sizeRate, sizeFactor: scenario.pooled ? 1.3 : 1.5 });
       // The scaled database's rates size nothing: a slower run there must not shorten the sequences (max).
-      if (scenario.id === "health") noopRate.set(protocol, Math.max(noopRate.get(protocol) ?? 0, row.measurement.rps));
-      if (scenario.id === "update-application") writeRate.set(protocol, Math.max(writeRate.get(protocol) ?? 0, row.measurement.rps));
+      if (scenario.id === "health") noopRate.set(key, Math.max(noopRate.get(key) ?? 0, row.measurement.rps));
+      if (scenario.id === "update-application") writeRate.set(key, Math.max(writeRate.get(key) ?? 0, row.measurement.rps));
       const halfRate = row.measurement.rps / 2;
       if (scenario.durableWrite && (options.half.scenarios === "all" || options.half.scenarios === scenario.id) && halfRate > 0) {
-        await measure(gatehouse, scenario, protocol, world, gatehouse.token, {
+        await measure(on, scenario, protocol, world, {
           connections: options.connections,
           warmupS: options.half.warmupS,
           seconds: options.half.seconds,
           rate: halfRate,
           sizeRate: halfRate,
           sizeFactor: 1.2,
-          database,
         });
       }
     }
-    if (scenario.id === "health" && wantsH2load) await crossCheckWithH2load(gatehouse, gatehouse.token);
+    if (scenario.id === "health" && wantsH2load && on.engine === "sqlite") await crossCheckWithH2load(on.servers[0]!, on.token);
   }
+}
+
+/** Gatehouse on a SQLite data dir (fresh, or seeded by `--scale`). */
+async function runSqlite(dataDir: string, database: Row["database"]): Promise<void> {
+  const gatehouse = await startGatehouse(dataDir, {
+    ...(options.keep ? { logFile: join(workDir, database === "scaled" ? "gatehouse-scaled.log" : "gatehouse.log") } : {}),
+    ...(options.traceSql ? { sqlTraceFile: join(workDir, "sql-trace.json") } : {}),
+  });
+  servers.push(gatehouse);
+  log(`gatehouse started${database ? ` on the ${database} database` : ""}`);
+  const world = await createWorld(gatehouse.url, gatehouse.token!);
+  await runDeployment({ label: "sqlite", servers: [gatehouse], token: gatehouse.token!, engine: "sqlite", ...(database ? { database } : {}) }, world);
   await gatehouse.stop();
+}
+
+/**
+ * Gatehouse on a fresh database of the run's PostgreSQL, one replica, then more on the same database: each replica
+ * its own process, data dir and port, all reading the one master key file. The first starts alone, bootstraps the
+ * empty database and writes admin.pat, whose token (IAM_OWNER) serves every replica; it runs the one-replica rows.
+ * Then the others start together beside it (still running) and the same scenarios run on all of them, on the same
+ * world: made once through the first replica, so the partner organization's pooled users serve both.
+ */
+async function runPostgres(pg: BenchPostgres, replicaCounts: number[]): Promise<void> {
+  const database: SharedDatabase = await pg.newDatabase("gatehouse_bench");
+  const start = (i: number) =>
+    startGatehouse(join(workDir, `data-pg-${i + 1}`), {
+      database,
+      bootstraps: i === 0,
+      ...(options.keep ? { logFile: join(workDir, `gatehouse-pg-${i + 1}.log`) } : {}),
+    }).then((server) => {
+      servers.push(server);
+      return server;
+    });
+  const first = await start(0);
+  const running: BenchServer[] = [first];
+  const token = first.token!;
+  const world = await createWorld(first.url, token);
+  for (const count of replicaCounts) {
+    if (count > running.length) running.push(...(await Promise.all(Array.from({ length: count - running.length }, (_, i) => start(running.length + i)))));
+    const label = count > 1 ? `postgres ×${count}` : "postgres";
+    log(`${label}: ${count} gatehouse replica${count > 1 ? "s" : ""} on one database`);
+    await runDeployment({ label, servers: running.slice(0, count), token, engine: "postgres", postgres: pg }, world);
+  }
+  for (const server of running) await server.stop();
 }
 
 async function crossCheckWithH2load(server: BenchServer, token: string): Promise<void> {
   const rssPerRun = server.resetPeakRss();
   const measurement = await runH2loadHealth({ url: server.url, token, connections: options.connections, warmupS: options.warmupS, seconds: options.seconds, workDir });
-  rows.push({ scenario: "health", title: HEALTH.title, protocol: "grpc-h2c", server: server.name, generator: "h2load", connections: options.connections, repeats: true, measurement, peakRssMb: server.peakRssMb(), peakRssScope: rssPerRun ? "run" : "process" });
+  const engine = server.name === "gatehouse" ? { engine: "sqlite" as const, replicas: 1 } : {};
+  rows.push({ scenario: "health", title: HEALTH.title, protocol: "grpc-h2c", server: server.name, generator: "h2load", ...engine, connections: options.connections, repeats: true, measurement, peakRssMb: server.peakRssMb(), peakRssScope: rssPerRun ? "run" : "process" });
   log(`${server.name} health grpc-h2c (h2load): ${measurement.rps.toFixed(0)} req/s`);
 }
 
@@ -248,12 +377,13 @@ try {
   h2cLoad = buildH2cLoad(workDir);
 
   // 1. The framework ceiling, alone on the machine (`--scale` compares Gatehouse with itself, so it needs none).
-  if (wantsHealth && !options.scale) {
+  if (bareProtocols.length > 0 && !options.scale) {
     const bare = await startBare();
     servers.push(bare);
-    await warmUp(bare, "bench");
-    for (const protocol of options.protocols) {
-      const row = await measure(bare, HEALTH, protocol, undefined, "bench", { ...basePlan, sizeRate: 0, sizeFactor: 1 });
+    const on: Deployment = { label: "bare", servers: [bare], token: "bench" };
+    await warmUp(on, bareProtocols);
+    for (const protocol of bareProtocols) {
+      const row = await measure(on, HEALTH, protocol, undefined, { ...basePlan, sizeRate: 0, sizeFactor: 1 });
       bareRate.set(protocol, row.measurement.rps);
     }
     if (wantsH2load) await crossCheckWithH2load(bare, "bench");
@@ -261,7 +391,7 @@ try {
   }
 
   // 2. The argon2id ceiling, alone on the machine.
-  if (options.scenarios.includes("create-user-password")) {
+  if (plans.some((plan) => plan.scenarios.includes("create-user-password"))) {
     const argon2 = gatehouseArgon2Options();
     const measurement = await runArgon2Loop({ concurrency: options.connections, warmupMs: options.warmupS * 1000, durationMs: options.seconds * 1000, argon2 });
     hashRate = measurement.rps;
@@ -297,12 +427,26 @@ try {
     };
   }
 
-  // 4. Gatehouse on a fresh data dir; what the scenarios need is made through its API. Then, with `--scale`, the
-  // same on the seeded one.
-  await runGatehouse(join(workDir, "data"), options.scale ? "empty" : undefined);
-  if (scaleDir) await runGatehouse(scaleDir, "scaled");
+  // 4. Gatehouse on a fresh SQLite data dir; what the scenarios need is made through its API. Then, with `--scale`,
+  // the same on the seeded one.
+  if (onSqlite) {
+    await runSqlite(join(workDir, "data"), options.scale ? "empty" : undefined);
+    if (scaleDir) await runSqlite(scaleDir, "scaled");
+  }
+
+  // 5. PostgreSQL, started now (it idles through none of the runs above): one Gatehouse on a fresh database, then
+  // two more beside it, three replicas on that one database.
+  if (onPostgres) {
+    const launched = await launchPostgres(workDir, options.keep ? workDir : undefined);
+    postgres = launched;
+    await launched.ready();
+    log(`PostgreSQL 15 started (${launched.where})`);
+    await runPostgres(launched, options.postgres.replicas);
+    await postgres.stop();
+  }
 } finally {
   for (const server of servers) await server.stop();
+  await postgres?.stop();
   if (!options.keep) rmSync(workDir, { recursive: true, force: true });
   else log(`kept ${workDir}`);
 }

@@ -22,9 +22,30 @@ export interface BenchOptions {
    * (bench/lib/scale-seed.ts), each compared with its empty-database figure. `reseed`: ignore the cached seed.
    */
   scale?: { users: number; reseed: boolean };
-  /** Count the SQL statements each Gatehouse run makes, and their time (bench/lib/sql-trace.mjs). */
+  /** Count the SQL statements each Gatehouse run makes, and their time (bench/lib/sql-trace.mjs; SQLite only). */
   traceSql: boolean;
+  /** The storage engines Gatehouse runs on: SQLite (one process), PostgreSQL (one replica, then three on one database). */
+  engines: Engine[];
+  /**
+   * What runs on PostgreSQL: by default the no-op, the authenticated read, two writes and the mix on Connect JSON
+   * (`POSTGRES_SCENARIOS`, `POSTGRES_PROTOCOLS`); `--scenarios` / `--protocols` name them for both engines.
+   */
+  postgres: { scenarios: string[]; protocols: Protocol[]; replicas: number[] };
 }
+
+export const ENGINES = ["sqlite", "postgres"] as const;
+export type Engine = (typeof ENGINES)[number];
+
+/**
+ * PostgreSQL's rows by default: what the engine changes (the principal read, a commit's round trips and its fsync,
+ * the commits of three processes serialized on one row) shows in these; the other writes are the same commit with
+ * more work before it, and each protocol's cost is the engine's too, measured on SQLite. Kept short so that `--quick`
+ * gains about a minute.
+ */
+export const POSTGRES_SCENARIOS = ["health", "get-project", "update-application", "add-grant-member", "mixed"];
+export const POSTGRES_PROTOCOLS: Protocol[] = ["connect-json-http1"];
+/** One Gatehouse on PostgreSQL, then three replicas on one database with the load spread across them. */
+export const POSTGRES_REPLICAS = [1, 3];
 
 /** What `--scale` runs unless told otherwise: the reads and writes whose cost could grow with the data (and the no-op as the control). */
 export const SCALE_SCENARIOS = ["health", "get-project", "list-events", "list-users", "update-application", "add-grant-member", "verify-email", "create-user-imported", "mixed"];
@@ -33,25 +54,29 @@ export const SCALE_PROTOCOLS: Protocol[] = ["connect-json-http1"];
 export const DEFAULT_SCALE_USERS = 1_000_000;
 
 const MODES = {
-  // About 8.5 minutes here: 36 runs of 2 + 7 s, 12 rate-limited runs of 1 + 4 s, the servers' warm-up
-  // (9 runs of 2 + 1 s), and the set-up of the users and codes the pooled scenarios use (about 1.3
-  // times their run's requests, made through the API).
+  // About 8.5 minutes here on SQLite: 36 runs of 2 + 7 s, 12 rate-limited runs of 1 + 4 s, the servers'
+  // warm-up (9 runs of 2 + 1 s), and the set-up of the users and codes the pooled scenarios use (about 1.3
+  // times their run's requests, made through the API). PostgreSQL adds about 2.5 minutes: 10 runs of 2 + 7 s,
+  // 4 rate-limited ones, two warm-ups, the server's start and the pool of partner users.
   full: { connections: 16, warmupS: 2, seconds: 7, half: { warmupS: 1, seconds: 4, scenarios: "all" }, serverWarmUp: true },
-  // Under 2 minutes: every scenario on every protocol at full concurrency, briefly (1 + 1 s), and the
-  // rate-limited run of UpdateApplication only. CI runs it so the bench cannot rot; its figures are noisy.
+  // Under 2 minutes on SQLite, and about one more on PostgreSQL: every scenario on every protocol at full
+  // concurrency, briefly (1 + 1 s), and the rate-limited run of UpdateApplication only. CI runs it so the
+  // bench cannot rot; its figures are noisy.
   quick: { connections: 16, warmupS: 1, seconds: 1, half: { warmupS: 1, seconds: 1, scenarios: "update-application" }, serverWarmUp: false },
   // Checks the harness end to end without loading a busy machine: quick's runs at 2 connections, and
   // the servers' warm-up that quick leaves out.
   smoke: { connections: 2, warmupS: 1, seconds: 1, half: { warmupS: 1, seconds: 1, scenarios: "update-application" }, serverWarmUp: true },
 } as const;
 
-export const USAGE = `npm run bench [-- --quick | --smoke] [--enforce] [--protocols a,b] [--scenarios a,b] [--keep]
-  (default)   full run, about 8.5 minutes
-  --quick     every scenario briefly, under 2 minutes
+export const USAGE = `npm run bench [-- --quick | --smoke] [--enforce] [--engines a,b] [--protocols a,b] [--scenarios a,b] [--keep]
+  (default)   full run, about 11 minutes
+  --quick     every scenario briefly, about 3 minutes (under 2 without PostgreSQL)
   --smoke     2 connections, 1-second runs: checks the harness, not the server
   --enforce   exit 1 when a target fails (otherwise the exit code is 0 whatever the figures)
-  --protocols ${PROTOCOLS.join(",")}
-  --scenarios ${SCENARIOS.map((s) => s.id).join(",")}
+  --engines   ${ENGINES.join(",")} (default both; PostgreSQL: one Gatehouse, then three replicas on one database,
+              by default ${POSTGRES_SCENARIOS.join(",")} on ${POSTGRES_PROTOCOLS.join(",")})
+  --protocols ${PROTOCOLS.join(",")} (both engines)
+  --scenarios ${SCENARIOS.map((s) => s.id).join(",")} (both engines)
   --keep      keep the temporary data dir, request files and server log
   --scale     then again on a data dir seeded with 1 000 000 users (1 000 organizations, about 5 000 000 events):
               each scenario within 10 % of its empty-database figure, peak RSS <= 250 MB; by default Connect JSON
@@ -83,6 +108,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       "scale-users": { type: "string" },
       "scale-reseed": { type: "boolean", default: false },
       "trace-sql": { type: "boolean", default: false },
+      engines: { type: "string" },
       help: { type: "boolean", default: false },
     },
     strict: true,
@@ -101,6 +127,16 @@ export function parseOptions(argv: string[]): BenchOptions {
   if (!values.scale && (values["scale-users"] !== undefined || values["scale-reseed"])) throw new Error("--scale-users and --scale-reseed go with --scale");
   const scale = values.scale ? { users: values["scale-users"] === undefined ? DEFAULT_SCALE_USERS : parseUserCount(values["scale-users"]), reseed: values["scale-reseed"] } : undefined;
   const allScenarios = SCENARIOS.map((s) => s.id);
+  // The scale seed is written through the SQLite store: `--scale` runs SQLite only.
+  const engines = values.engines === undefined ? (scale ? (["sqlite"] as Engine[]) : [...ENGINES]) : list(values.engines, ENGINES, "engine");
+  if (scale && engines.includes("postgres")) throw new Error("--scale seeds a SQLite data dir: it runs with --engines sqlite only");
+  const protocols = values.protocols === undefined && scale ? [...SCALE_PROTOCOLS] : list(values.protocols, PROTOCOLS, "protocol");
+  const scenarios =
+    values.scenarios === undefined
+      ? scale
+        ? SCALE_SCENARIOS.filter((id) => allScenarios.includes(id))
+        : SCENARIOS.filter((s) => !s.scaleOnly).map((s) => s.id)
+      : list(values.scenarios, allScenarios, "scenario");
   return {
     mode,
     ...MODES[mode],
@@ -110,13 +146,14 @@ export function parseOptions(argv: string[]): BenchOptions {
     enforce: values.enforce,
     keep: values.keep,
     traceSql: values["trace-sql"],
-    protocols: values.protocols === undefined && scale ? [...SCALE_PROTOCOLS] : list(values.protocols, PROTOCOLS, "protocol"),
-    scenarios:
-      values.scenarios === undefined
-        ? scale
-          ? SCALE_SCENARIOS.filter((id) => allScenarios.includes(id))
-          : SCENARIOS.filter((s) => !s.scaleOnly).map((s) => s.id)
-        : list(values.scenarios, allScenarios, "scenario"),
+    protocols,
+    scenarios,
+    engines,
+    postgres: {
+      scenarios: values.scenarios === undefined ? POSTGRES_SCENARIOS.filter((id) => allScenarios.includes(id)) : scenarios,
+      protocols: values.protocols === undefined ? [...POSTGRES_PROTOCOLS] : protocols,
+      replicas: [...POSTGRES_REPLICAS],
+    },
     ...(scale ? { scale } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import type { Measurement } from "./drivers.js";
-import type { BenchOptions } from "./options.js";
+import type { BenchOptions, Engine } from "./options.js";
 import type { SqlTraceEntry } from "./servers.js";
 
 export interface Row {
@@ -8,19 +8,34 @@ export interface Row {
   protocol: string;
   server: "bare" | "gatehouse" | "argon2-loop";
   generator: "wrk" | "h2c-load" | "h2load" | "argon2-loop";
+  /** Gatehouse's rows: the storage engine, and how many replicas shared the load (one generator each). */
+  engine?: Engine;
+  replicas?: number;
+  /** All generators' connections together (split evenly across the replicas). */
   connections: number;
   /** A rate-limited run at this total rate (half of the same scenario's saturated rate). */
   pacedRate?: number;
   /** Requests are alike (reads): a repeated sequence is fine. */
   repeats: boolean;
+  /**
+   * Several replicas: requests and req/s summed over their generators, unexpected answers summed, p50 and p99 the
+   * highest of the generators' (the worst replica's); `generators` keeps each one's own figures.
+   */
   measurement: Measurement & { meanMs?: number };
+  generators?: Measurement[];
+  /** The server's peak RSS; with several replicas the highest, each one's in `replicaPeakRssMb`. */
   peakRssMb?: number;
+  replicaPeakRssMb?: number[];
+  /** PostgreSQL's rows: the database server's peak memory during the run (its processes' Pss summed, sampled). */
+  postgresPeakMb?: number;
   /** "run": VmHWM was reset before the run (clear_refs); "process": the kernel refused, it is the peak since start. */
   peakRssScope?: "run" | "process";
   /** Filled by `addRatios`: this row's rate over another's, measured in the same run with the same generator. */
   ratio?: { value: number; of: string };
   /** CreateHumanUser with a plain password: over the bare argon2id loop. */
   hashRatio?: number;
+  /** Several replicas: this rate over the same run on one replica of the same engine. */
+  replicaRatio?: number;
   /** `--scale`: the database the server ran on (absent: a plain run, whose database starts empty). */
   database?: "empty" | "scaled";
   /** `--scale`, on the scaled database's rows: this rate over the same run on the empty database. */
@@ -72,22 +87,33 @@ export function addRatios(rows: Row[]): void {
   const loop = find(rows, { server: "argon2-loop" });
   for (const row of rows) {
     if (row.pacedRate !== undefined || row.server !== "gatehouse") continue;
+    const sameDeployment = { engine: row.engine, replicas: row.replicas, database: row.database };
     const base =
       row.scenario === "health"
         ? find(rows, { server: "bare", scenario: "health", protocol: row.protocol, generator: row.generator })
-        : find(rows, { server: "gatehouse", scenario: "health", protocol: row.protocol, generator: row.generator, database: row.database });
+        : find(rows, { server: "gatehouse", scenario: "health", protocol: row.protocol, generator: row.generator, ...sameDeployment });
     if (base && base.measurement.rps > 0) row.ratio = { value: row.measurement.rps / base.measurement.rps, of: row.scenario === "health" ? "bare" : "no-op" };
     if (scaled(row)) {
-      const empty = find(rows, { server: "gatehouse", scenario: row.scenario, protocol: row.protocol, generator: row.generator, database: "empty" });
+      const empty = find(rows, { server: "gatehouse", scenario: row.scenario, protocol: row.protocol, generator: row.generator, engine: row.engine, replicas: row.replicas, database: "empty" });
       if (empty && empty.measurement.rps > 0) row.scaleRatio = row.measurement.rps / empty.measurement.rps;
     }
     if (row.scenario === "create-user-password" && loop && loop.measurement.rps > 0) row.hashRatio = row.measurement.rps / loop.measurement.rps;
+    if ((row.replicas ?? 1) > 1) {
+      const one = find(rows, { server: "gatehouse", scenario: row.scenario, protocol: row.protocol, generator: row.generator, engine: row.engine, replicas: 1, database: row.database });
+      if (one && one.measurement.rps > 0) row.replicaRatio = row.measurement.rps / one.measurement.rps;
+    }
   }
 }
 
+/**
+ * Issue 12's targets are SQLite's (group commit, synchronous=FULL, one process): PostgreSQL's rows are figures only.
+ * Their answers are checked like every row's (the integrity line).
+ */
+const targeted = (row: Row) => row.engine !== "postgres";
+
 export function evaluateTargets(rows: Row[]): Target[] {
   const targets: Target[] = [];
-  const gatehouse = rows.filter((r) => r.server === "gatehouse" && r.pacedRate === undefined && r.generator !== "h2load");
+  const gatehouse = rows.filter((r) => r.server === "gatehouse" && r.pacedRate === undefined && r.generator !== "h2load" && targeted(r));
   // The scaled database's rows have targets of their own: each as fast as on the empty database, and little memory.
   for (const row of gatehouse.filter(scaled)) {
     if (row.scaleRatio !== undefined) {
@@ -110,7 +136,7 @@ export function evaluateTargets(rows: Row[]): Target[] {
       targets.push({ name: "CreateHumanUser (argon2id) ≥ 80 % of the bare argon2id loop", protocol: row.protocol, value: row.hashRatio, threshold: "≥ 0.80", pass: row.hashRatio >= 0.8 });
     }
   }
-  for (const row of rows.filter((r) => r.pacedRate !== undefined)) {
+  for (const row of rows.filter((r) => r.pacedRate !== undefined && targeted(r))) {
     const p99 = row.measurement.p99Ms;
     targets.push({ name: `${row.title} p99 at half of saturation`, protocol: row.protocol, value: p99, threshold: "≤ 10 ms", pass: p99 <= 10 });
   }
@@ -138,21 +164,25 @@ export function formatReport(rows: Row[], targets: Target[], options: BenchOptio
     if (r.scaleRatio !== undefined) notes.push(`${r.scaleRatio.toFixed(2)} of the empty database`);
     if (r.pacedRate !== undefined) notes.push(`paced at ${r.pacedRate.toFixed(0)} req/s (half of saturation)`);
     if (r.hashRatio !== undefined) notes.push(`${r.hashRatio.toFixed(2)} of the bare argon2id loop`);
+    if (r.replicaRatio !== undefined) notes.push(`${r.replicaRatio.toFixed(2)} of one replica`);
     if (r.measurement.meanMs !== undefined) notes.push(`h2load cross-check; p99 column = mean`);
     if (r.measurement.unexpected > 0) notes.push(`${r.measurement.unexpected} UNEXPECTED ANSWERS ${JSON.stringify(r.measurement.raw ?? {})}`);
     if (r.measurement.wrapped && !r.repeats) notes.push("SEQUENCE RAN OUT (writes repeated)");
     if (r.measurement.requests === 0) notes.push(`NO CALL FINISHED in the ${options.seconds} s window`);
     const title = r.server === "bare" ? `${r.title} [bare ceiling]` : scaled(r) ? `${r.title} [${scale ? usersLabel(scale.users) : "scaled"}]` : r.title;
+    const replicas = r.replicas ?? 1;
     return [
       title,
+      r.engine ? `${r.engine}${replicas > 1 ? ` ×${replicas}` : ""}` : "-",
       r.protocol,
-      r.generator,
+      replicas > 1 ? `${r.generator} ×${replicas}` : r.generator,
       String(r.connections),
       fixed(r.measurement.rps, 0),
       fixed(r.measurement.p50Ms, 2),
       fixed(r.measurement.meanMs ?? r.measurement.p99Ms, 2),
       r.ratio ? `${r.ratio.value.toFixed(2)} of ${r.ratio.of}` : "",
-      r.peakRssMb === undefined ? "-" : `${r.peakRssMb}${r.peakRssScope === "process" ? "*" : ""}`,
+      r.peakRssMb === undefined ? "-" : `${(r.replicaPeakRssMb ?? [r.peakRssMb]).join("/")}${r.peakRssScope === "process" ? "*" : ""}`,
+      r.postgresPeakMb === undefined ? "-" : String(r.postgresPeakMb),
       notes.join("; "),
     ];
   });
@@ -164,7 +194,7 @@ export function formatReport(rows: Row[], targets: Target[], options: BenchOptio
         ]
       : []),
     "",
-    table(["scenario", "protocol", "generator", "conns", "req/s", "p50 ms", "p99 ms", "ratio", "peak RSS MB", "notes"], lines, new Set([3, 4, 5, 6, 8])),
+    table(["scenario", "engine", "protocol", "generator", "conns", "req/s", "p50 ms", "p99 ms", "ratio", "peak RSS MB", "PostgreSQL MB", "notes"], lines, new Set([4, 5, 6, 7, 9, 10])),
     "",
     table(
       ["", "target", "protocol", "measured", "needed"],
@@ -179,6 +209,13 @@ export function formatReport(rows: Row[], targets: Target[], options: BenchOptio
     ),
   ];
   if (options.traceSql) out.push("", formatSqlTrace(rows));
+  if (rows.some((r) => (r.replicas ?? 1) > 1)) {
+    out.push(
+      "",
+      "×3: three replicas on one PostgreSQL database, one generator per replica started together, the connections split between them;",
+      "req/s summed, p50 and p99 the worst replica's, peak RSS per replica; PostgreSQL MB: the database server's processes (Pss summed).",
+    );
+  }
   if (rows.some((r) => r.peakRssScope === "process")) out.push("", "* peak since the server started: the kernel refused to reset the peak (/proc/<pid>/clear_refs) before the run");
   if (options.mode === "smoke") out.push("", "(smoke run: 2 connections and 1-second runs check the harness; its figures are not the targets' conditions)");
   return out.join("\n");

@@ -16,6 +16,8 @@ export interface BenchServer {
   /** With `--trace-sql`: the statements run since the last call (bench/lib/sql-trace.mjs), and counting anew. */
   takeSqlTrace?(): Promise<SqlTraceEntry[]>;
   stop(): Promise<void>;
+  /** SIGTERM, without waiting: the bench itself is being stopped (Ctrl-C, kill). */
+  stopNow(): void;
 }
 
 /** One SQL statement as bench/lib/sql-trace.mjs counted it. */
@@ -93,6 +95,9 @@ function handle(name: BenchServer["name"], child: ChildProcess, port: number): B
       await exited;
       clearTimeout(timer);
     },
+    stopNow() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    },
   };
 }
 
@@ -118,30 +123,55 @@ export async function startBare(): Promise<BenchServer> {
   return handle("bare", child, port);
 }
 
+/** A PostgreSQL database shared by replicas, and the master key file they all read. */
+export interface SharedDatabase {
+  url: string;
+  keyFile: string;
+}
+
+export interface GatehouseStart {
+  /** The server's log (one JSON line per call); /dev/null when absent. */
+  logFile?: string;
+  /** `--trace-sql` (SQLite only): bench/lib/sql-trace.mjs loaded, and where it writes on SIGUSR2. */
+  sqlTraceFile?: string;
+  /** On PostgreSQL (`GATEHOUSE_DATABASE_URL`, `GATEHOUSE_MASTER_KEY_FILE`) instead of SQLite in the data dir. */
+  database?: SharedDatabase;
+  /**
+   * The server bootstraps an empty database and writes `admin.pat` to its data dir (true unless said): it is ready
+   * when that file exists too. A replica started on a database another one bootstrapped writes none.
+   */
+  bootstraps?: boolean;
+}
+
 /**
  * Gatehouse as an operator runs it (`npm start`: the compiled `dist/src/main.js serve`, built by snapshotCode from
  * the run's copy of the code, so a stale dist/ never gets measured) on a fresh data dir: it bootstraps and writes
- * admin.pat. Defaults
- * everywhere (synchronous=FULL, log level info: one JSON line per call), except that the mail
- * delivery worker polls once an hour: the mails the set-up queues (VerifyEmail's users) would
- * otherwise be delivered in the middle of later runs. Logs go to `logFile` (or /dev/null).
+ * admin.pat (its token is returned; a replica that did not bootstrap has none). Defaults everywhere
+ * (synchronous=FULL, log level info: one JSON line per call), except that the mail delivery worker polls once an
+ * hour: the mails the set-up queues (VerifyEmail's users) would otherwise be delivered in the middle of later runs.
  */
-export async function startGatehouse(dataDir: string, logFile?: string, sqlTraceFile?: string): Promise<BenchServer & { token: string }> {
+export async function startGatehouse(dataDir: string, start: GatehouseStart = {}): Promise<BenchServer & { token?: string }> {
+  const { logFile, sqlTraceFile, database, bootstraps = true } = start;
   const port = await freePort();
   const out = openSync(logFile ?? "/dev/null", "a");
   const trace = sqlTraceFile ? ["--import", "./bench/lib/sql-trace.mjs"] : [];
+  const env = {
+    ...process.env,
+    ...(sqlTraceFile ? { GATEHOUSE_BENCH_SQL_TRACE: sqlTraceFile } : {}),
+    ...(database ? { GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_MASTER_KEY_FILE: database.keyFile } : {}),
+  };
   const child = spawn(
     process.execPath,
     [...trace, "dist/src/main.js", "serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--mail-poll-ms", "3600000"],
-    { cwd: serverCode, stdio: ["ignore", out, "inherit"], env: sqlTraceFile ? { ...process.env, GATEHOUSE_BENCH_SQL_TRACE: sqlTraceFile } : process.env },
+    { cwd: serverCode, stdio: ["ignore", out, "inherit"], env },
   );
   const tokenFile = join(dataDir, "admin.pat");
   await waitFor("gatehouse", child, async () => {
-    if (!existsSync(tokenFile)) return false;
+    if (bootstraps && !existsSync(tokenFile)) return false;
     const response = await fetch(`http://127.0.0.1:${port}/readyz`);
     return response.status === 200;
   });
-  const server = { ...handle("gatehouse", child, port), token: readFileSync(tokenFile, "utf8").trim() };
+  const server = { ...handle("gatehouse", child, port), ...(bootstraps ? { token: readFileSync(tokenFile, "utf8").trim() } : {}) };
   if (!sqlTraceFile) return server;
   return {
     ...server,
