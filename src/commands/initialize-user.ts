@@ -1,5 +1,4 @@
 import type { Deps } from "../context.js";
-import { checkCode } from "../domain/codes.js";
 import { failedPrecondition, invalidArgument } from "../domain/errors.js";
 import { checkPasswordPolicy, DEFAULT_PASSWORD_POLICY, type PasswordPolicy } from "../domain/password-policy.js";
 import { type Details, lastOf } from "../events/details.js";
@@ -80,22 +79,4 @@ function initialization(user: UserRow, code: OneTimeCodeRow, passwordHash: strin
     events.push(event(EventType.userEmailVerified, { email: user.email, codeId: code.id }));
   }
   return { writes, events };
-}
-
-/** What the hosted page may know of a user's init code before showing its form (no code needed, nothing secret). */
-export type InitCodeStatus = "pending" | "expired" | "exhausted" | "used" | "none";
-
-/**
- * Read-only: the state of the user's init code, for the hosted page to choose between the form and a "request a new
- * code" page. "none" also for an unknown or machine user (nothing is revealed about who exists). The judgement is
- * checkCode's (the same rules as an attempt), without a candidate.
- */
-export async function pendingInitCode(deps: Deps, userId: string): Promise<{ status: InitCodeStatus; passwordPolicy: PasswordPolicy }> {
-  const passwordPolicy = await instancePasswordPolicy(deps);
-  const user = await deps.store.findUserById(userId);
-  const code = user?.type === "human" ? await deps.store.findCode(user.id, "init") : undefined;
-  if (!code) return { status: "none", passwordPolicy };
-  // An empty candidate never matches a digest, so "invalid" means the code itself is still usable.
-  const verdict = checkCode(deps.masterKey, code, "", deps.clock.now());
-  return { status: verdict === "invalid" || verdict === "ok" ? "pending" : verdict, passwordPolicy };
 }

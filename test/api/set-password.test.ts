@@ -2,7 +2,8 @@ import { Code } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { UserService, UserState } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { initializeUserWithCode, pendingInitCode } from "../../src/commands/initialize-user.js";
+import { initializeUserWithCode } from "../../src/commands/initialize-user.js";
+import { pendingCode } from "../../src/queries/pending-code.js";
 import { PROTOCOLS } from "../support/clients.js";
 import { failure } from "../support/errors.js";
 import { createLoginClient, DEFAULT_ARGON2ID, eventsOf, storedPassword, usersAs } from "../support/login-client.js";
@@ -104,10 +105,10 @@ describe("SetPassword", () => {
   it("voids a pending init code and makes an INITIAL user with a verified email ACTIVE", async () => {
     const { userId } = await newUser();
     expect((await admin().getUser({ userId })).user?.state).toBe(UserState.INITIAL);
-    expect((await pendingInitCode(t.server.gatehouse.deps, userId)).status).toBe("pending");
+    expect((await pendingCode(t.server.gatehouse.deps, userId, "init")).state).toBe("usable");
     await admin().setPassword({ userId, password: GOOD });
     expect((await admin().getUser({ userId })).user?.state).toBe(UserState.ACTIVE);
-    expect((await pendingInitCode(t.server.gatehouse.deps, userId)).status).toBe("none");
+    expect((await pendingCode(t.server.gatehouse.deps, userId, "init")).state).toBe("none");
     expect((await eventsOf(t, "user", userId)).filter((e) => e.type === "user.password.set").map((e) => e.payload.initCodeVoided)).toEqual([true]);
   });
 

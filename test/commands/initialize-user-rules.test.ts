@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { UserService, UserState } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { initializeUserWithCode, pendingInitCode } from "../../src/commands/initialize-user.js";
+import { initializeUserWithCode } from "../../src/commands/initialize-user.js";
+import { pendingCode } from "../../src/queries/pending-code.js";
 import type { Deps } from "../../src/context.js";
 import { DomainError } from "../../src/domain/errors.js";
 import { failure } from "../support/errors.js";
@@ -87,7 +88,7 @@ describe("a right init code", () => {
     const before = (await storedUser(userId)).password_hash;
     expect(await refusal(initializeUserWithCode(deps(), { userId, code: initCode, password: "Another-Pass-99" }))).toEqual({ kind: "invalid_argument", reason: "init_code.invalid", metadata: {} });
     expect((await storedUser(userId)).password_hash).toBe(before);
-    expect((await pendingInitCode(deps(), userId)).status).toBe("used");
+    expect((await pendingCode(deps(), userId, "init")).state).toBe("used");
   });
 
   it("for a user whose email was verified already makes it ACTIVE without a second verification", async () => {
@@ -129,7 +130,7 @@ describe("refused attempts", () => {
         metadata: { attemptsLeft: String(left) },
       });
     }
-    expect((await pendingInitCode(deps(), userId)).status).toBe("exhausted");
+    expect((await pendingCode(deps(), userId, "init")).state).toBe("exhausted");
     expect(await refusal(initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD }))).toEqual({ kind: "failed_precondition", reason: "init_code.exhausted", metadata: {} });
     expect((await eventTypesOf(t, "user", userId)).filter((type) => type === "user.initialization.failed")).toHaveLength(5);
     expect((await storedUser(userId)).password_hash).toBeNull();
@@ -139,10 +140,10 @@ describe("refused attempts", () => {
   it("an expired code is init_code.expired (72 hours), and appends nothing", async () => {
     const { userId, initCode } = await newUser();
     t.server.clock.advance(72 * 3_600_000 - 1);
-    expect((await pendingInitCode(deps(), userId)).status).toBe("pending");
+    expect((await pendingCode(deps(), userId, "init")).state).toBe("usable");
     t.server.clock.advance(1);
     try {
-      expect((await pendingInitCode(deps(), userId)).status).toBe("expired");
+      expect((await pendingCode(deps(), userId, "init")).state).toBe("expired");
       const before = await eventTypesOf(t, "user", userId);
       expect(await refusal(initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD }))).toEqual({ kind: "invalid_argument", reason: "init_code.expired", metadata: {} });
       expect(await eventTypesOf(t, "user", userId)).toEqual(before);
@@ -176,7 +177,7 @@ describe("refused attempts", () => {
     });
     for (const userId of ["no-such-user", machine, withPassword]) {
       expect(await refusal(initializeUserWithCode(deps(), { userId, code: "ABC123", password: GOOD }))).toEqual({ kind: "invalid_argument", reason: "init_code.invalid", metadata: {} });
-      expect((await pendingInitCode(deps(), userId)).status).toBe("none");
+      expect((await pendingCode(deps(), userId, "init")).state).toBe("none");
     }
   });
 
@@ -192,16 +193,6 @@ describe("refused attempts", () => {
     const inactive = await newUser();
     await users().deactivateUser({ userId: inactive.userId });
     expect(await refusal(initializeUserWithCode(deps(), { userId: inactive.userId, code: inactive.initCode, password: GOOD }))).toEqual({ kind: "failed_precondition", reason: "user.inactive", metadata: {} });
-    expect((await pendingInitCode(deps(), inactive.userId)).status).toBe("pending");
-  });
-});
-
-describe("pendingInitCode (what the page shows before its form)", () => {
-  it("is pending for a fresh code and gives the password policy the form must meet", async () => {
-    const { userId } = await newUser();
-    expect(await pendingInitCode(deps(), userId)).toEqual({
-      status: "pending",
-      passwordPolicy: expect.objectContaining({ minLength: 8, requireUppercase: true, requireLowercase: true, requireDigit: true, requireSymbol: true }),
-    });
+    expect((await pendingCode(deps(), inactive.userId, "init")).state).toBe("usable");
   });
 });
