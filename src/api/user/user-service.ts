@@ -15,6 +15,7 @@ import { getUser, listUsers } from "../../queries/user.js";
 import { callerOf } from "../caller.js";
 import { listDetails, optionalDate, optionalTimestamp, toDetailsMessage } from "../convert.js";
 import { toUserMessage } from "./convert.js";
+import { createImportHandlers } from "./import-human-users.js";
 
 export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
   return {
@@ -115,5 +116,6 @@ export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
       const { details } = await removeUser(deps, callerOf(context), request.userId, request);
       return { details: toDetailsMessage(details) };
     },
+    ...createImportHandlers(deps),
   };
 }

@@ -10,13 +10,15 @@ import { file_gatehouse_admin_v1_details } from "./details_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { BadRequest_FieldViolation, ErrorInfo } from "../../../google/rpc/error_details_pb.js";
+import { file_google_rpc_error_details } from "../../../google/rpc/error_details_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file gatehouse/admin/v1/user.proto.
  */
 export const file_gatehouse_admin_v1_user: GenFile = /*@__PURE__*/
-  fileDesc("Ch1nYXRlaG91c2UvYWRtaW4vdjEvdXNlci5wcm90bxISZ2F0ZWhvdXNlLmFkbWluLnYxIuABCgdQcm9maWxlEh4KCmZpcnN0X25hbWUYASABKAlCCrpIB3IFEAEYyAESHQoJbGFzdF9uYW1lGAIgASgJQgq6SAdyBRABGMgBEhsKCW5pY2tfbmFtZRgDIAEoCUIIukgFcgMYyAESHgoMZGlzcGxheV9uYW1lGAQgASgJQgi6SAVyAxjIARIjChJwcmVmZXJyZWRfbGFuZ3VhZ2UYBSABKAlCB7pIBHICGAoSNAoGZ2VuZGVyGAYgASgOMhouZ2F0ZWhvdXNlLmFkbWluLnYxLkdlbmRlckIIukgFggECEAEiPQoFRW1haWwSGQoFZW1haWwYASABKAlCCrpIB3IFEAEYyAESGQoRaXNfZW1haWxfdmVyaWZpZWQYAiABKAgiPAoFUGhvbmUSGAoFcGhvbmUYASABKAlCCbpIBnIEEAEYMhIZChFpc19waG9uZV92ZXJpZmllZBgCIAEoCCIrCg5IYXNoZWRQYXNzd29yZBIZCgV2YWx1ZRgBIAEoCUIKukgHcgUQARiACCJuCgdJZHBMaW5rEh0KCWNvbmZpZ19pZBgBIAEoCUIKukgHcgUQARjIARIkChBleHRlcm5hbF91c2VyX2lkGAIgASgJQgq6SAdyBRABGMgBEh4KDGRpc3BsYXlfbmFtZRgDIAEoCUIIukgFcgMYyAEiwAMKFkNyZWF0ZUh1bWFuVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEjQKB3Byb2ZpbGUYAiABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuUHJvZmlsZUIGukgDyAEBEjAKBWVtYWlsGAMgASgLMhkuZ2F0ZWhvdXNlLmFkbWluLnYxLkVtYWlsQga6SAPIAQESKAoFcGhvbmUYBCABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSGgoIcGFzc3dvcmQYBSABKAlCCLpIBXIDGIAIEjsKD2hhc2hlZF9wYXNzd29yZBgGIAEoCzIiLmdhdGVob3VzZS5hZG1pbi52MS5IYXNoZWRQYXNzd29yZBIgChhwYXNzd29yZF9jaGFuZ2VfcmVxdWlyZWQYByABKAgSKQohcmVxdWVzdF9wYXNzd29yZGxlc3NfcmVnaXN0cmF0aW9uGAggASgIEhoKCG90cF9jb2RlGAkgASgJQgi6SAVyAxiAARIzCgRpZHBzGAogAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmtCCLpIBZIBAhAUIogBChhQYXNzd29yZGxlc3NSZWdpc3RyYXRpb24SDAoEbGluaxgBIAEoCRIvCghsaWZldGltZRgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkICGAESLQoKZXhwaXJhdGlvbhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKpAQoXQ3JlYXRlSHVtYW5Vc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSTwoZcGFzc3dvcmRsZXNzX3JlZ2lzdHJhdGlvbhgDIAEoCzIsLmdhdGVob3VzZS5hZG1pbi52MS5QYXNzd29yZGxlc3NSZWdpc3RyYXRpb24iVwoSVmVyaWZ5RW1haWxSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESJAoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlCCbpIBnIEEAEYFCJDChNWZXJpZnlFbWFpbFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJyChhDcmVhdGVNYWNoaW5lVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEhgKBG5hbWUYAiABKAlCCrpIB3IFEAEYyAESHQoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDGPQDIloKGUNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiLQoOR2V0VXNlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIASI5Cg9HZXRVc2VyUmVzcG9uc2USJgoEdXNlchgBIAEoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyIvIBCgRVc2VyEg8KB3VzZXJfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEiwKBXN0YXRlGAMgASgOMh0uZ2F0ZWhvdXNlLmFkbWluLnYxLlVzZXJTdGF0ZRIRCgl1c2VyX25hbWUYBCABKAkSLgoFaHVtYW4YBSABKAsyHS5nYXRlaG91c2UuYWRtaW4udjEuSHVtYW5Vc2VySAASMgoHbWFjaGluZRgGIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5NYWNoaW5lVXNlckgAQgYKBHR5cGUijQIKCUh1bWFuVXNlchIsCgdwcm9maWxlGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLlByb2ZpbGUSKAoFZW1haWwYAiABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuRW1haWwSKAoFcGhvbmUYAyABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSLgoJaWRwX2xpbmtzGAQgAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmsSFAoMaGFzX3Bhc3N3b3JkGAUgASgIEiAKGHBhc3N3b3JkX2NoYW5nZV9yZXF1aXJlZBgGIAEoCBIWCg5vdHBfY29uZmlndXJlZBgHIAEoCCIwCgtNYWNoaW5lVXNlchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIoMBChBMaXN0VXNlcnNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoJdXNlcl9uYW1lGAMgASgJQgi6SAVyAxjIARIXCgVlbWFpbBgEIAEoCUIIukgFcgMYyAEibgoRTGlzdFVzZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxInCgV1c2VycxgCIAMoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyIqkBCg9TZXRFbWFpbFJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIZCgVlbWFpbBgCIAEoCUIKukgHcgUQARjIARITCgtpc192ZXJpZmllZBgDIAEoCBITCgtyZXR1cm5fY29kZRgEIAEoCBIeChFleHBlY3RlZF9zZXF1ZW5jZRgFIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJ2ChBTZXRFbWFpbFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscxIeChF2ZXJpZmljYXRpb25fY29kZRgCIAEoCUgAiAEBQhQKEl92ZXJpZmljYXRpb25fY29kZSJKChZSZXNlbmRFbWFpbENvZGVSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESEwoLcmV0dXJuX2NvZGUYAiABKAgifQoXUmVzZW5kRW1haWxDb2RlUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEh4KEXZlcmlmaWNhdGlvbl9jb2RlGAIgASgJSACIAQFCFAoSX3ZlcmlmaWNhdGlvbl9jb2RlInEKHUFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESMwoPZXhwaXJhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJvCh5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2USEAoIdG9rZW5faWQYASABKAkSDQoFdG9rZW4YAiABKAkSLAoHZGV0YWlscxgDIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzInkKH0xpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1JlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIbCglwYWdlX3NpemUYAiABKA1CCLpIBSoDGOgHEhwKCnBhZ2VfdG9rZW4YAyABKAlCCLpIBXIDGMgBIo0BCiBMaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXNwb25zZRIwCgdkZXRhaWxzGAEgASgLMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3REZXRhaWxzEjcKBnRva2VucxgCIAMoCzInLmdhdGVob3VzZS5hZG1pbi52MS5QZXJzb25hbEFjY2Vzc1Rva2VuIqIBChNQZXJzb25hbEFjY2Vzc1Rva2VuEhAKCHRva2VuX2lkGAEgASgJEjEKDWNyZWF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD2V4cGlyYXRpb25fZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJaXNzdWVyX2lkGAQgASgJIpMBCiBSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBEhwKCHRva2VuX2lkGAIgASgJQgq6SAdyBRABGMgBEh4KEWV4cGVjdGVkX3NlcXVlbmNlGAMgASgESACIAQFCFAoSX2V4cGVjdGVkX3NlcXVlbmNlIlEKIVJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiagoVRGVhY3RpdmF0ZVVzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiRgoWRGVhY3RpdmF0ZVVzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiagoVUmVhY3RpdmF0ZVVzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiRgoWUmVhY3RpdmF0ZVVzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiZAoPTG9ja1VzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiQAoQTG9ja1VzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiZgoRVW5sb2NrVXNlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIeChFleHBlY3RlZF9zZXF1ZW5jZRgCIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJCChJVbmxvY2tVc2VyUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzImYKEVJlbW92ZVVzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiQgoSUmVtb3ZlVXNlclJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyKFAQoVVmVyaWZ5UGFzc3dvcmRSZXF1ZXN0Eh0KB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAFIABIgCgpsb2dpbl9uYW1lGAIgASgJQgq6SAdyBRABGMgBSAASHAoIcGFzc3dvcmQYAyABKAlCCrpIB3IFEAEYgAhCDQoEdXNlchIFukgCCAEiaAoWVmVyaWZ5UGFzc3dvcmRSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSIAoYcGFzc3dvcmRfY2hhbmdlX3JlcXVpcmVkGAIgASgIIp4BChJTZXRQYXNzd29yZFJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIcCghwYXNzd29yZBgCIAEoCUIKukgHcgUQARiACBIXCg9jaGFuZ2VfcmVxdWlyZWQYAyABKAgSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBCABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiQwoTU2V0UGFzc3dvcmRSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMqWAoGR2VuZGVyEhYKEkdFTkRFUl9VTlNQRUNJRklFRBAAEhEKDUdFTkRFUl9GRU1BTEUQARIPCgtHRU5ERVJfTUFMRRACEhIKDkdFTkRFUl9ESVZFUlNFEAMqhgEKCVVzZXJTdGF0ZRIaChZVU0VSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRVVNFUl9TVEFURV9BQ1RJVkUQARIWChJVU0VSX1NUQVRFX0lOSVRJQUwQAhIXChNVU0VSX1NUQVRFX0lOQUNUSVZFEAMSFQoRVVNFUl9TVEFURV9MT0NLRUQQBDKYDwoLVXNlclNlcnZpY2UShgEKD0NyZWF0ZUh1bWFuVXNlchIqLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVIdW1hblVzZXJSZXF1ZXN0GisuZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZUh1bWFuVXNlclJlc3BvbnNlIhqC0+STAhQ6ASoiDy92MS91c2Vycy9odW1hbhKLAQoLVmVyaWZ5RW1haWwSJi5nYXRlaG91c2UuYWRtaW4udjEuVmVyaWZ5RW1haWxSZXF1ZXN0GicuZ2F0ZWhvdXNlLmFkbWluLnYxLlZlcmlmeUVtYWlsUmVzcG9uc2UiK4LT5JMCJToBKiIgL3YxL3VzZXJzL3t1c2VyX2lkfS9lbWFpbC92ZXJpZnkScAoRQ3JlYXRlTWFjaGluZVVzZXISLC5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlTWFjaGluZVVzZXJSZXF1ZXN0Gi0uZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USUgoHR2V0VXNlchIiLmdhdGVob3VzZS5hZG1pbi52MS5HZXRVc2VyUmVxdWVzdBojLmdhdGVob3VzZS5hZG1pbi52MS5HZXRVc2VyUmVzcG9uc2USWAoJTGlzdFVzZXJzEiQuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RVc2Vyc1JlcXVlc3QaJS5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFVzZXJzUmVzcG9uc2USVQoIU2V0RW1haWwSIy5nYXRlaG91c2UuYWRtaW4udjEuU2V0RW1haWxSZXF1ZXN0GiQuZ2F0ZWhvdXNlLmFkbWluLnYxLlNldEVtYWlsUmVzcG9uc2USagoPUmVzZW5kRW1haWxDb2RlEiouZ2F0ZWhvdXNlLmFkbWluLnYxLlJlc2VuZEVtYWlsQ29kZVJlcXVlc3QaKy5nYXRlaG91c2UuYWRtaW4udjEuUmVzZW5kRW1haWxDb2RlUmVzcG9uc2USfwoWQWRkUGVyc29uYWxBY2Nlc3NUb2tlbhIxLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBoyLmdhdGVob3VzZS5hZG1pbi52MS5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2UShQEKGExpc3RQZXJzb25hbEFjY2Vzc1Rva2VucxIzLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXF1ZXN0GjQuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1Jlc3BvbnNlEogBChlSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuEjQuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0GjUuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRJnCg5EZWFjdGl2YXRlVXNlchIpLmdhdGVob3VzZS5hZG1pbi52MS5EZWFjdGl2YXRlVXNlclJlcXVlc3QaKi5nYXRlaG91c2UuYWRtaW4udjEuRGVhY3RpdmF0ZVVzZXJSZXNwb25zZRJnCg5SZWFjdGl2YXRlVXNlchIpLmdhdGVob3VzZS5hZG1pbi52MS5SZWFjdGl2YXRlVXNlclJlcXVlc3QaKi5nYXRlaG91c2UuYWRtaW4udjEuUmVhY3RpdmF0ZVVzZXJSZXNwb25zZRJVCghMb2NrVXNlchIjLmdhdGVob3VzZS5hZG1pbi52MS5Mb2NrVXNlclJlcXVlc3QaJC5nYXRlaG91c2UuYWRtaW4udjEuTG9ja1VzZXJSZXNwb25zZRJbCgpVbmxvY2tVc2VyEiUuZ2F0ZWhvdXNlLmFkbWluLnYxLlVubG9ja1VzZXJSZXF1ZXN0GiYuZ2F0ZWhvdXNlLmFkbWluLnYxLlVubG9ja1VzZXJSZXNwb25zZRKNAQoOVmVyaWZ5UGFzc3dvcmQSKS5nYXRlaG91c2UuYWRtaW4udjEuVmVyaWZ5UGFzc3dvcmRSZXF1ZXN0GiouZ2F0ZWhvdXNlLmFkbWluLnYxLlZlcmlmeVBhc3N3b3JkUmVzcG9uc2UiJILT5JMCHjoBKiIZL3YxL3VzZXJzL3Bhc3N3b3JkL3ZlcmlmeRKHAQoLU2V0UGFzc3dvcmQSJi5nYXRlaG91c2UuYWRtaW4udjEuU2V0UGFzc3dvcmRSZXF1ZXN0GicuZ2F0ZWhvdXNlLmFkbWluLnYxLlNldFBhc3N3b3JkUmVzcG9uc2UiJ4LT5JMCIToBKiIcL3YxL3VzZXJzL3t1c2VyX2lkfS9wYXNzd29yZBJbCgpSZW1vdmVVc2VyEiUuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVVzZXJSZXF1ZXN0GiYuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlbW92ZVVzZXJSZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("Ch1nYXRlaG91c2UvYWRtaW4vdjEvdXNlci5wcm90bxISZ2F0ZWhvdXNlLmFkbWluLnYxIuABCgdQcm9maWxlEh4KCmZpcnN0X25hbWUYASABKAlCCrpIB3IFEAEYyAESHQoJbGFzdF9uYW1lGAIgASgJQgq6SAdyBRABGMgBEhsKCW5pY2tfbmFtZRgDIAEoCUIIukgFcgMYyAESHgoMZGlzcGxheV9uYW1lGAQgASgJQgi6SAVyAxjIARIjChJwcmVmZXJyZWRfbGFuZ3VhZ2UYBSABKAlCB7pIBHICGAoSNAoGZ2VuZGVyGAYgASgOMhouZ2F0ZWhvdXNlLmFkbWluLnYxLkdlbmRlckIIukgFggECEAEiPQoFRW1haWwSGQoFZW1haWwYASABKAlCCrpIB3IFEAEYyAESGQoRaXNfZW1haWxfdmVyaWZpZWQYAiABKAgiPAoFUGhvbmUSGAoFcGhvbmUYASABKAlCCbpIBnIEEAEYMhIZChFpc19waG9uZV92ZXJpZmllZBgCIAEoCCIrCg5IYXNoZWRQYXNzd29yZBIZCgV2YWx1ZRgBIAEoCUIKukgHcgUQARiACCJuCgdJZHBMaW5rEh0KCWNvbmZpZ19pZBgBIAEoCUIKukgHcgUQARjIARIkChBleHRlcm5hbF91c2VyX2lkGAIgASgJQgq6SAdyBRABGMgBEh4KDGRpc3BsYXlfbmFtZRgDIAEoCUIIukgFcgMYyAEiwAMKFkNyZWF0ZUh1bWFuVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEjQKB3Byb2ZpbGUYAiABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuUHJvZmlsZUIGukgDyAEBEjAKBWVtYWlsGAMgASgLMhkuZ2F0ZWhvdXNlLmFkbWluLnYxLkVtYWlsQga6SAPIAQESKAoFcGhvbmUYBCABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSGgoIcGFzc3dvcmQYBSABKAlCCLpIBXIDGIAIEjsKD2hhc2hlZF9wYXNzd29yZBgGIAEoCzIiLmdhdGVob3VzZS5hZG1pbi52MS5IYXNoZWRQYXNzd29yZBIgChhwYXNzd29yZF9jaGFuZ2VfcmVxdWlyZWQYByABKAgSKQohcmVxdWVzdF9wYXNzd29yZGxlc3NfcmVnaXN0cmF0aW9uGAggASgIEhoKCG90cF9jb2RlGAkgASgJQgi6SAVyAxiAARIzCgRpZHBzGAogAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmtCCLpIBZIBAhAUIogBChhQYXNzd29yZGxlc3NSZWdpc3RyYXRpb24SDAoEbGluaxgBIAEoCRIvCghsaWZldGltZRgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkICGAESLQoKZXhwaXJhdGlvbhgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKpAQoXQ3JlYXRlSHVtYW5Vc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSTwoZcGFzc3dvcmRsZXNzX3JlZ2lzdHJhdGlvbhgDIAEoCzIsLmdhdGVob3VzZS5hZG1pbi52MS5QYXNzd29yZGxlc3NSZWdpc3RyYXRpb24iVwoSVmVyaWZ5RW1haWxSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESJAoRdmVyaWZpY2F0aW9uX2NvZGUYAiABKAlCCbpIBnIEEAEYFCJDChNWZXJpZnlFbWFpbFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyJyChhDcmVhdGVNYWNoaW5lVXNlclJlcXVlc3QSHQoJdXNlcl9uYW1lGAEgASgJQgq6SAdyBRABGMgBEhgKBG5hbWUYAiABKAlCCrpIB3IFEAEYyAESHQoLZGVzY3JpcHRpb24YAyABKAlCCLpIBXIDGPQDIloKGUNyZWF0ZU1hY2hpbmVVc2VyUmVzcG9uc2USDwoHdXNlcl9pZBgBIAEoCRIsCgdkZXRhaWxzGAIgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiLQoOR2V0VXNlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIASI5Cg9HZXRVc2VyUmVzcG9uc2USJgoEdXNlchgBIAEoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyIvIBCgRVc2VyEg8KB3VzZXJfaWQYASABKAkSLAoHZGV0YWlscxgCIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEiwKBXN0YXRlGAMgASgOMh0uZ2F0ZWhvdXNlLmFkbWluLnYxLlVzZXJTdGF0ZRIRCgl1c2VyX25hbWUYBCABKAkSLgoFaHVtYW4YBSABKAsyHS5nYXRlaG91c2UuYWRtaW4udjEuSHVtYW5Vc2VySAASMgoHbWFjaGluZRgGIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5NYWNoaW5lVXNlckgAQgYKBHR5cGUijQIKCUh1bWFuVXNlchIsCgdwcm9maWxlGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLlByb2ZpbGUSKAoFZW1haWwYAiABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuRW1haWwSKAoFcGhvbmUYAyABKAsyGS5nYXRlaG91c2UuYWRtaW4udjEuUGhvbmUSLgoJaWRwX2xpbmtzGAQgAygLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLklkcExpbmsSFAoMaGFzX3Bhc3N3b3JkGAUgASgIEiAKGHBhc3N3b3JkX2NoYW5nZV9yZXF1aXJlZBgGIAEoCBIWCg5vdHBfY29uZmlndXJlZBgHIAEoCCIwCgtNYWNoaW5lVXNlchIMCgRuYW1lGAEgASgJEhMKC2Rlc2NyaXB0aW9uGAIgASgJIoMBChBMaXN0VXNlcnNSZXF1ZXN0EhsKCXBhZ2Vfc2l6ZRgBIAEoDUIIukgFKgMY6AcSHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoJdXNlcl9uYW1lGAMgASgJQgi6SAVyAxjIARIXCgVlbWFpbBgEIAEoCUIIukgFcgMYyAEibgoRTGlzdFVzZXJzUmVzcG9uc2USMAoHZGV0YWlscxgBIAEoCzIfLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0RGV0YWlscxInCgV1c2VycxgCIAMoCzIYLmdhdGVob3VzZS5hZG1pbi52MS5Vc2VyIqkBCg9TZXRFbWFpbFJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIZCgVlbWFpbBgCIAEoCUIKukgHcgUQARjIARITCgtpc192ZXJpZmllZBgDIAEoCBITCgtyZXR1cm5fY29kZRgEIAEoCBIeChFleHBlY3RlZF9zZXF1ZW5jZRgFIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJ2ChBTZXRFbWFpbFJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscxIeChF2ZXJpZmljYXRpb25fY29kZRgCIAEoCUgAiAEBQhQKEl92ZXJpZmljYXRpb25fY29kZSJKChZSZXNlbmRFbWFpbENvZGVSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESEwoLcmV0dXJuX2NvZGUYAiABKAgifQoXUmVzZW5kRW1haWxDb2RlUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzEh4KEXZlcmlmaWNhdGlvbl9jb2RlGAIgASgJSACIAQFCFAoSX3ZlcmlmaWNhdGlvbl9jb2RlInEKHUFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESMwoPZXhwaXJhdGlvbl9kYXRlGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJvCh5BZGRQZXJzb25hbEFjY2Vzc1Rva2VuUmVzcG9uc2USEAoIdG9rZW5faWQYASABKAkSDQoFdG9rZW4YAiABKAkSLAoHZGV0YWlscxgDIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzInkKH0xpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1JlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIbCglwYWdlX3NpemUYAiABKA1CCLpIBSoDGOgHEhwKCnBhZ2VfdG9rZW4YAyABKAlCCLpIBXIDGMgBIo0BCiBMaXN0UGVyc29uYWxBY2Nlc3NUb2tlbnNSZXNwb25zZRIwCgdkZXRhaWxzGAEgASgLMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3REZXRhaWxzEjcKBnRva2VucxgCIAMoCzInLmdhdGVob3VzZS5hZG1pbi52MS5QZXJzb25hbEFjY2Vzc1Rva2VuIqIBChNQZXJzb25hbEFjY2Vzc1Rva2VuEhAKCHRva2VuX2lkGAEgASgJEjEKDWNyZWF0aW9uX2RhdGUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjMKD2V4cGlyYXRpb25fZGF0ZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJaXNzdWVyX2lkGAQgASgJIpMBCiBSZW1vdmVQZXJzb25hbEFjY2Vzc1Rva2VuUmVxdWVzdBIbCgd1c2VyX2lkGAEgASgJQgq6SAdyBRABGMgBEhwKCHRva2VuX2lkGAIgASgJQgq6SAdyBRABGMgBEh4KEWV4cGVjdGVkX3NlcXVlbmNlGAMgASgESACIAQFCFAoSX2V4cGVjdGVkX3NlcXVlbmNlIlEKIVJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiagoVRGVhY3RpdmF0ZVVzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiRgoWRGVhY3RpdmF0ZVVzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiagoVUmVhY3RpdmF0ZVVzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiRgoWUmVhY3RpdmF0ZVVzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiZAoPTG9ja1VzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiQAoQTG9ja1VzZXJSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMiZgoRVW5sb2NrVXNlclJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIeChFleHBlY3RlZF9zZXF1ZW5jZRgCIAEoBEgAiAEBQhQKEl9leHBlY3RlZF9zZXF1ZW5jZSJCChJVbmxvY2tVc2VyUmVzcG9uc2USLAoHZGV0YWlscxgBIAEoCzIbLmdhdGVob3VzZS5hZG1pbi52MS5EZXRhaWxzImYKEVJlbW92ZVVzZXJSZXF1ZXN0EhsKB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAESHgoRZXhwZWN0ZWRfc2VxdWVuY2UYAiABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiQgoSUmVtb3ZlVXNlclJlc3BvbnNlEiwKB2RldGFpbHMYASABKAsyGy5nYXRlaG91c2UuYWRtaW4udjEuRGV0YWlscyKFAQoVVmVyaWZ5UGFzc3dvcmRSZXF1ZXN0Eh0KB3VzZXJfaWQYASABKAlCCrpIB3IFEAEYyAFIABIgCgpsb2dpbl9uYW1lGAIgASgJQgq6SAdyBRABGMgBSAASHAoIcGFzc3dvcmQYAyABKAlCCrpIB3IFEAEYgAhCDQoEdXNlchIFukgCCAEiaAoWVmVyaWZ5UGFzc3dvcmRSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMSIAoYcGFzc3dvcmRfY2hhbmdlX3JlcXVpcmVkGAIgASgIIp4BChJTZXRQYXNzd29yZFJlcXVlc3QSGwoHdXNlcl9pZBgBIAEoCUIKukgHcgUQARjIARIcCghwYXNzd29yZBgCIAEoCUIKukgHcgUQARiACBIXCg9jaGFuZ2VfcmVxdWlyZWQYAyABKAgSHgoRZXhwZWN0ZWRfc2VxdWVuY2UYBCABKARIAIgBAUIUChJfZXhwZWN0ZWRfc2VxdWVuY2UiQwoTU2V0UGFzc3dvcmRSZXNwb25zZRIsCgdkZXRhaWxzGAEgASgLMhsuZ2F0ZWhvdXNlLmFkbWluLnYxLkRldGFpbHMidAoRSW1wb3J0ZWRIdW1hblVzZXISQAoEdXNlchgBIAEoCzIqLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVIdW1hblVzZXJSZXF1ZXN0Qga6SAPIAQESHQoLZXh0ZXJuYWxfaWQYAiABKAlCCLpIBXIDGMgBIsMBChdJbXBvcnRIdW1hblVzZXJzUmVxdWVzdBJGCgV1c2VycxgBIAMoCzIlLmdhdGVob3VzZS5hZG1pbi52MS5JbXBvcnRlZEh1bWFuVXNlckIQukgNkgEKCAEQ6AciA9gBAxI9Cgtvbl9jb25mbGljdBgCIAEoDjIeLmdhdGVob3VzZS5hZG1pbi52MS5PbkNvbmZsaWN0Qgi6SAWCAQIQARIhChlzZW5kX2luaXRpYWxpemF0aW9uX21haWxzGAMgASgIInIKGEltcG9ydEh1bWFuVXNlcnNSZXNwb25zZRI6CgdyZXN1bHRzGAEgAygLMikuZ2F0ZWhvdXNlLmFkbWluLnYxLkltcG9ydEh1bWFuVXNlclJlc3VsdBIaChJsYXN0X2R1cmFibGVfaW5kZXgYAiABKAQiyAEKHEltcG9ydEh1bWFuVXNlcnNCYXRjaFJlcXVlc3QSRgoFdXNlcnMYASADKAsyJS5nYXRlaG91c2UuYWRtaW4udjEuSW1wb3J0ZWRIdW1hblVzZXJCELpIDZIBCggBEOgHIgPYAQMSPQoLb25fY29uZmxpY3QYAiABKA4yHi5nYXRlaG91c2UuYWRtaW4udjEuT25Db25mbGljdEIIukgFggECEAESIQoZc2VuZF9pbml0aWFsaXphdGlvbl9tYWlscxgDIAEoCCJbCh1JbXBvcnRIdW1hblVzZXJzQmF0Y2hSZXNwb25zZRI6CgdyZXN1bHRzGAEgAygLMikuZ2F0ZWhvdXNlLmFkbWluLnYxLkltcG9ydEh1bWFuVXNlclJlc3VsdCKbAQoVSW1wb3J0SHVtYW5Vc2VyUmVzdWx0Eg0KBWluZGV4GAEgASgEEjIKB291dGNvbWUYAiABKA4yIS5nYXRlaG91c2UuYWRtaW4udjEuSW1wb3J0T3V0Y29tZRIPCgd1c2VyX2lkGAMgASgJEi4KBWVycm9yGAQgASgLMh8uZ2F0ZWhvdXNlLmFkbWluLnYxLkltcG9ydEVycm9yIpgBCgtJbXBvcnRFcnJvchIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAkSKQoKZXJyb3JfaW5mbxgDIAEoCzIVLmdvb2dsZS5ycGMuRXJyb3JJbmZvEj8KEGZpZWxkX3Zpb2xhdGlvbnMYBCADKAsyJS5nb29nbGUucnBjLkJhZFJlcXVlc3QuRmllbGRWaW9sYXRpb24qWAoGR2VuZGVyEhYKEkdFTkRFUl9VTlNQRUNJRklFRBAAEhEKDUdFTkRFUl9GRU1BTEUQARIPCgtHRU5ERVJfTUFMRRACEhIKDkdFTkRFUl9ESVZFUlNFEAMqhgEKCVVzZXJTdGF0ZRIaChZVU0VSX1NUQVRFX1VOU1BFQ0lGSUVEEAASFQoRVVNFUl9TVEFURV9BQ1RJVkUQARIWChJVU0VSX1NUQVRFX0lOSVRJQUwQAhIXChNVU0VSX1NUQVRFX0lOQUNUSVZFEAMSFQoRVVNFUl9TVEFURV9MT0NLRUQQBCptCgpPbkNvbmZsaWN0EhsKF09OX0NPTkZMSUNUX1VOU1BFQ0lGSUVEEAASFAoQT05fQ09ORkxJQ1RfRkFJTBABEhQKEE9OX0NPTkZMSUNUX1NLSVAQAhIWChJPTl9DT05GTElDVF9VUERBVEUQAyq8AQoNSW1wb3J0T3V0Y29tZRIeChpJTVBPUlRfT1VUQ09NRV9VTlNQRUNJRklFRBAAEhoKFklNUE9SVF9PVVRDT01FX0NSRUFURUQQARIaChZJTVBPUlRfT1VUQ09NRV9VUERBVEVEEAISHAoYSU1QT1JUX09VVENPTUVfVU5DSEFOR0VEEAMSGgoWSU1QT1JUX09VVENPTUVfU0tJUFBFRBAEEhkKFUlNUE9SVF9PVVRDT01FX0ZBSUxFRBAFMokRCgtVc2VyU2VydmljZRKGAQoPQ3JlYXRlSHVtYW5Vc2VyEiouZ2F0ZWhvdXNlLmFkbWluLnYxLkNyZWF0ZUh1bWFuVXNlclJlcXVlc3QaKy5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlSHVtYW5Vc2VyUmVzcG9uc2UiGoLT5JMCFDoBKiIPL3YxL3VzZXJzL2h1bWFuEosBCgtWZXJpZnlFbWFpbBImLmdhdGVob3VzZS5hZG1pbi52MS5WZXJpZnlFbWFpbFJlcXVlc3QaJy5nYXRlaG91c2UuYWRtaW4udjEuVmVyaWZ5RW1haWxSZXNwb25zZSIrgtPkkwIlOgEqIiAvdjEvdXNlcnMve3VzZXJfaWR9L2VtYWlsL3ZlcmlmeRJwChFDcmVhdGVNYWNoaW5lVXNlchIsLmdhdGVob3VzZS5hZG1pbi52MS5DcmVhdGVNYWNoaW5lVXNlclJlcXVlc3QaLS5nYXRlaG91c2UuYWRtaW4udjEuQ3JlYXRlTWFjaGluZVVzZXJSZXNwb25zZRJSCgdHZXRVc2VyEiIuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldFVzZXJSZXF1ZXN0GiMuZ2F0ZWhvdXNlLmFkbWluLnYxLkdldFVzZXJSZXNwb25zZRJYCglMaXN0VXNlcnMSJC5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFVzZXJzUmVxdWVzdBolLmdhdGVob3VzZS5hZG1pbi52MS5MaXN0VXNlcnNSZXNwb25zZRJVCghTZXRFbWFpbBIjLmdhdGVob3VzZS5hZG1pbi52MS5TZXRFbWFpbFJlcXVlc3QaJC5nYXRlaG91c2UuYWRtaW4udjEuU2V0RW1haWxSZXNwb25zZRJqCg9SZXNlbmRFbWFpbENvZGUSKi5nYXRlaG91c2UuYWRtaW4udjEuUmVzZW5kRW1haWxDb2RlUmVxdWVzdBorLmdhdGVob3VzZS5hZG1pbi52MS5SZXNlbmRFbWFpbENvZGVSZXNwb25zZRJ/ChZBZGRQZXJzb25hbEFjY2Vzc1Rva2VuEjEuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXF1ZXN0GjIuZ2F0ZWhvdXNlLmFkbWluLnYxLkFkZFBlcnNvbmFsQWNjZXNzVG9rZW5SZXNwb25zZRKFAQoYTGlzdFBlcnNvbmFsQWNjZXNzVG9rZW5zEjMuZ2F0ZWhvdXNlLmFkbWluLnYxLkxpc3RQZXJzb25hbEFjY2Vzc1Rva2Vuc1JlcXVlc3QaNC5nYXRlaG91c2UuYWRtaW4udjEuTGlzdFBlcnNvbmFsQWNjZXNzVG9rZW5zUmVzcG9uc2USiAEKGVJlbW92ZVBlcnNvbmFsQWNjZXNzVG9rZW4SNC5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlUGVyc29uYWxBY2Nlc3NUb2tlblJlcXVlc3QaNS5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlUGVyc29uYWxBY2Nlc3NUb2tlblJlc3BvbnNlEmcKDkRlYWN0aXZhdGVVc2VyEikuZ2F0ZWhvdXNlLmFkbWluLnYxLkRlYWN0aXZhdGVVc2VyUmVxdWVzdBoqLmdhdGVob3VzZS5hZG1pbi52MS5EZWFjdGl2YXRlVXNlclJlc3BvbnNlEmcKDlJlYWN0aXZhdGVVc2VyEikuZ2F0ZWhvdXNlLmFkbWluLnYxLlJlYWN0aXZhdGVVc2VyUmVxdWVzdBoqLmdhdGVob3VzZS5hZG1pbi52MS5SZWFjdGl2YXRlVXNlclJlc3BvbnNlElUKCExvY2tVc2VyEiMuZ2F0ZWhvdXNlLmFkbWluLnYxLkxvY2tVc2VyUmVxdWVzdBokLmdhdGVob3VzZS5hZG1pbi52MS5Mb2NrVXNlclJlc3BvbnNlElsKClVubG9ja1VzZXISJS5nYXRlaG91c2UuYWRtaW4udjEuVW5sb2NrVXNlclJlcXVlc3QaJi5nYXRlaG91c2UuYWRtaW4udjEuVW5sb2NrVXNlclJlc3BvbnNlEo0BCg5WZXJpZnlQYXNzd29yZBIpLmdhdGVob3VzZS5hZG1pbi52MS5WZXJpZnlQYXNzd29yZFJlcXVlc3QaKi5nYXRlaG91c2UuYWRtaW4udjEuVmVyaWZ5UGFzc3dvcmRSZXNwb25zZSIkgtPkkwIeOgEqIhkvdjEvdXNlcnMvcGFzc3dvcmQvdmVyaWZ5EocBCgtTZXRQYXNzd29yZBImLmdhdGVob3VzZS5hZG1pbi52MS5TZXRQYXNzd29yZFJlcXVlc3QaJy5nYXRlaG91c2UuYWRtaW4udjEuU2V0UGFzc3dvcmRSZXNwb25zZSIngtPkkwIhOgEqIhwvdjEvdXNlcnMve3VzZXJfaWR9L3Bhc3N3b3JkElsKClJlbW92ZVVzZXISJS5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlVXNlclJlcXVlc3QaJi5nYXRlaG91c2UuYWRtaW4udjEuUmVtb3ZlVXNlclJlc3BvbnNlEnEKEEltcG9ydEh1bWFuVXNlcnMSKy5nYXRlaG91c2UuYWRtaW4udjEuSW1wb3J0SHVtYW5Vc2Vyc1JlcXVlc3QaLC5nYXRlaG91c2UuYWRtaW4udjEuSW1wb3J0SHVtYW5Vc2Vyc1Jlc3BvbnNlKAEwARJ8ChVJbXBvcnRIdW1hblVzZXJzQmF0Y2gSMC5nYXRlaG91c2UuYWRtaW4udjEuSW1wb3J0SHVtYW5Vc2Vyc0JhdGNoUmVxdWVzdBoxLmdhdGVob3VzZS5hZG1pbi52MS5JbXBvcnRIdW1hblVzZXJzQmF0Y2hSZXNwb25zZWIGcHJvdG8z", [file_buf_validate_validate, file_gatehouse_admin_v1_details, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_google_rpc_error_details]);
 
 /**
  * Profile of a human user.
@@ -1440,6 +1442,240 @@ export const SetPasswordResponseSchema: GenMessage<SetPasswordResponse> = /*@__P
   messageDesc(file_gatehouse_admin_v1_user, 43);
 
 /**
+ * One user of an import: exactly what CreateHumanUser takes, and the importer's own id for it.
+ *
+ * @generated from message gatehouse.admin.v1.ImportedHumanUser
+ */
+export type ImportedHumanUser = Message<"gatehouse.admin.v1.ImportedHumanUser"> & {
+  /**
+   * The user, checked exactly as CreateHumanUser checks its request: the same rules and errors, field paths
+   * as in CreateHumanUserRequest (`profile.first_name`, not `user.profile.first_name`).
+   *
+   * @generated from field: gatehouse.admin.v1.CreateHumanUserRequest user = 1;
+   */
+  user?: CreateHumanUserRequest | undefined;
+
+  /**
+   * The user's id in the system it comes from (optional; at most 200 characters, kept as given):
+   * unique in the organization, so a later import with ON_CONFLICT_UPDATE finds the user by it even when
+   * other data changed. Stored with the user.
+   *
+   * @generated from field: string external_id = 2;
+   */
+  externalId: string;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ImportedHumanUser.
+ * Use `create(ImportedHumanUserSchema)` to create a new message.
+ */
+export const ImportedHumanUserSchema: GenMessage<ImportedHumanUser> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 44);
+
+/**
+ * @generated from message gatehouse.admin.v1.ImportHumanUsersRequest
+ */
+export type ImportHumanUsersRequest = Message<"gatehouse.admin.v1.ImportHumanUsersRequest"> & {
+  /**
+   * 1 to 1 000 users, imported in this order. Each is checked on its own: a bad one is reported in its
+   * result and never fails the message or the stream.
+   *
+   * @generated from field: repeated gatehouse.admin.v1.ImportedHumanUser users = 1;
+   */
+  users: ImportedHumanUser[];
+
+  /**
+   * What to do with users that exist already; applies to this message's users (a resumed stream may send
+   * its first messages with ON_CONFLICT_SKIP and the rest with the original choice).
+   *
+   * @generated from field: gatehouse.admin.v1.OnConflict on_conflict = 2;
+   */
+  onConflict: OnConflict;
+
+  /**
+   * When true, each created user gets the mails CreateHumanUser would send it (an initialization mail, a
+   * verification mail); when false (the default), none and no code that only a mail would carry.
+   *
+   * @generated from field: bool send_initialization_mails = 3;
+   */
+  sendInitializationMails: boolean;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ImportHumanUsersRequest.
+ * Use `create(ImportHumanUsersRequestSchema)` to create a new message.
+ */
+export const ImportHumanUsersRequestSchema: GenMessage<ImportHumanUsersRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 45);
+
+/**
+ * @generated from message gatehouse.admin.v1.ImportHumanUsersResponse
+ */
+export type ImportHumanUsersResponse = Message<"gatehouse.admin.v1.ImportHumanUsersResponse"> & {
+  /**
+   * The results of one chunk, in index order, with no gap: every user of the chunk has exactly one.
+   *
+   * @generated from field: repeated gatehouse.admin.v1.ImportHumanUserResult results = 1;
+   */
+  results: ImportHumanUserResult[];
+
+  /**
+   * The index of the chunk's last user. It and every user before it are done for good (committed and
+   * durable, or failed): a broken stream is resumed from `last_durable_index + 1`.
+   *
+   * @generated from field: uint64 last_durable_index = 2;
+   */
+  lastDurableIndex: bigint;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ImportHumanUsersResponse.
+ * Use `create(ImportHumanUsersResponseSchema)` to create a new message.
+ */
+export const ImportHumanUsersResponseSchema: GenMessage<ImportHumanUsersResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 46);
+
+/**
+ * @generated from message gatehouse.admin.v1.ImportHumanUsersBatchRequest
+ */
+export type ImportHumanUsersBatchRequest = Message<"gatehouse.admin.v1.ImportHumanUsersBatchRequest"> & {
+  /**
+   * 1 to 1 000 users, imported in this order, each checked on its own (see ImportHumanUsersRequest.users).
+   *
+   * @generated from field: repeated gatehouse.admin.v1.ImportedHumanUser users = 1;
+   */
+  users: ImportedHumanUser[];
+
+  /**
+   * What to do with users that exist already.
+   *
+   * @generated from field: gatehouse.admin.v1.OnConflict on_conflict = 2;
+   */
+  onConflict: OnConflict;
+
+  /**
+   * When true, each created user gets the mails CreateHumanUser would send it; when false (the default), none.
+   *
+   * @generated from field: bool send_initialization_mails = 3;
+   */
+  sendInitializationMails: boolean;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ImportHumanUsersBatchRequest.
+ * Use `create(ImportHumanUsersBatchRequestSchema)` to create a new message.
+ */
+export const ImportHumanUsersBatchRequestSchema: GenMessage<ImportHumanUsersBatchRequest> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 47);
+
+/**
+ * @generated from message gatehouse.admin.v1.ImportHumanUsersBatchResponse
+ */
+export type ImportHumanUsersBatchResponse = Message<"gatehouse.admin.v1.ImportHumanUsersBatchResponse"> & {
+  /**
+   * One result per user of the request, in its order (index: the position in the request, from 0).
+   *
+   * @generated from field: repeated gatehouse.admin.v1.ImportHumanUserResult results = 1;
+   */
+  results: ImportHumanUserResult[];
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ImportHumanUsersBatchResponse.
+ * Use `create(ImportHumanUsersBatchResponseSchema)` to create a new message.
+ */
+export const ImportHumanUsersBatchResponseSchema: GenMessage<ImportHumanUsersBatchResponse> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 48);
+
+/**
+ * The result of one user of an import.
+ *
+ * @generated from message gatehouse.admin.v1.ImportHumanUserResult
+ */
+export type ImportHumanUserResult = Message<"gatehouse.admin.v1.ImportHumanUserResult"> & {
+  /**
+   * The user's position: in the stream (ImportHumanUsers, from 0 across all request messages) or in the
+   * request (ImportHumanUsersBatch).
+   *
+   * @generated from field: uint64 index = 1;
+   */
+  index: bigint;
+
+  /**
+   * What became of it.
+   *
+   * @generated from field: gatehouse.admin.v1.ImportOutcome outcome = 2;
+   */
+  outcome: ImportOutcome;
+
+  /**
+   * The id of the user created, updated, unchanged or skipped; empty when the user failed.
+   *
+   * @generated from field: string user_id = 3;
+   */
+  userId: string;
+
+  /**
+   * Why the user failed (outcome FAILED only).
+   *
+   * @generated from field: gatehouse.admin.v1.ImportError error = 4;
+   */
+  error?: ImportError | undefined;
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ImportHumanUserResult.
+ * Use `create(ImportHumanUserResultSchema)` to create a new message.
+ */
+export const ImportHumanUserResultSchema: GenMessage<ImportHumanUserResult> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 49);
+
+/**
+ * Why one user of an import failed: the error CreateHumanUser would answer for it (or the import's own, see
+ * ImportHumanUsers). Never holds a password, hash or code.
+ *
+ * @generated from message gatehouse.admin.v1.ImportError
+ */
+export type ImportError = Message<"gatehouse.admin.v1.ImportError"> & {
+  /**
+   * The status code, as Connect names it: `invalid_argument`, `already_exists`, `failed_precondition`,
+   * `permission_denied`, `aborted`.
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * What is wrong, for people.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * The stable reason (`request.invalid`, `email.invalid`, `user.already_exists`, …), domain `gatehouse`,
+   * and what the error is about (metadata, e.g. `configId`, `rules`) — as in the ErrorInfo of a call's error.
+   *
+   * @generated from field: google.rpc.ErrorInfo error_info = 3;
+   */
+  errorInfo?: ErrorInfo | undefined;
+
+  /**
+   * One per broken rule (as in BadRequest), field paths as in CreateHumanUserRequest, or `external_id`.
+   *
+   * @generated from field: repeated google.rpc.BadRequest.FieldViolation field_violations = 4;
+   */
+  fieldViolations: BadRequest_FieldViolation[];
+};
+
+/**
+ * Describes the message gatehouse.admin.v1.ImportError.
+ * Use `create(ImportErrorSchema)` to create a new message.
+ */
+export const ImportErrorSchema: GenMessage<ImportError> = /*@__PURE__*/
+  messageDesc(file_gatehouse_admin_v1_user, 50);
+
+/**
  * Gender of a human user.
  *
  * @generated from enum gatehouse.admin.v1.Gender
@@ -1521,6 +1757,102 @@ export enum UserState {
  */
 export const UserStateSchema: GenEnum<UserState> = /*@__PURE__*/
   enumDesc(file_gatehouse_admin_v1_user, 1);
+
+/**
+ * What an import does with a user whose user name or external id is taken already (see ImportHumanUsers).
+ *
+ * @generated from enum gatehouse.admin.v1.OnConflict
+ */
+export enum OnConflict {
+  /**
+   * FAIL.
+   *
+   * @generated from enum value: ON_CONFLICT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The user fails with already_exists; the existing user is untouched.
+   *
+   * @generated from enum value: ON_CONFLICT_FAIL = 1;
+   */
+  FAIL = 1,
+
+  /**
+   * The existing user is left as it is; the result names it (outcome SKIPPED).
+   *
+   * @generated from enum value: ON_CONFLICT_SKIP = 2;
+   */
+  SKIP = 2,
+
+  /**
+   * The existing user gets the user's profile, email, phone and password (outcome UPDATED, or UNCHANGED).
+   *
+   * @generated from enum value: ON_CONFLICT_UPDATE = 3;
+   */
+  UPDATE = 3,
+}
+
+/**
+ * Describes the enum gatehouse.admin.v1.OnConflict.
+ */
+export const OnConflictSchema: GenEnum<OnConflict> = /*@__PURE__*/
+  enumDesc(file_gatehouse_admin_v1_user, 2);
+
+/**
+ * What became of one imported user.
+ *
+ * @generated from enum gatehouse.admin.v1.ImportOutcome
+ */
+export enum ImportOutcome {
+  /**
+   * Never sent.
+   *
+   * @generated from enum value: IMPORT_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A new user was created.
+   *
+   * @generated from enum value: IMPORT_OUTCOME_CREATED = 1;
+   */
+  CREATED = 1,
+
+  /**
+   * An existing user was changed (ON_CONFLICT_UPDATE).
+   *
+   * @generated from enum value: IMPORT_OUTCOME_UPDATED = 2;
+   */
+  UPDATED = 2,
+
+  /**
+   * An existing user already had every value given (ON_CONFLICT_UPDATE): nothing was written, no event.
+   *
+   * @generated from enum value: IMPORT_OUTCOME_UNCHANGED = 3;
+   */
+  UNCHANGED = 3,
+
+  /**
+   * An existing user was left as it is (ON_CONFLICT_SKIP).
+   *
+   * @generated from enum value: IMPORT_OUTCOME_SKIPPED = 4;
+   */
+  SKIPPED = 4,
+
+  /**
+   * The user was not imported; `error` says why.
+   *
+   * @generated from enum value: IMPORT_OUTCOME_FAILED = 5;
+   */
+  FAILED = 5,
+}
+
+/**
+ * Describes the enum gatehouse.admin.v1.ImportOutcome.
+ */
+export const ImportOutcomeSchema: GenEnum<ImportOutcome> = /*@__PURE__*/
+  enumDesc(file_gatehouse_admin_v1_user, 3);
 
 /**
  * Human and machine users of an organization, their email verification and their personal access tokens.
@@ -1845,6 +2177,95 @@ export const UserService: GenService<{
     methodKind: "unary";
     input: typeof RemoveUserRequestSchema;
     output: typeof RemoveUserResponseSchema;
+  },
+  /**
+   * Imports human users in bulk: a bidirectional stream (gRPC, or Connect over HTTP/2) for moving a whole
+   * user base — hundreds of thousands or millions, with their password hashes — from another system
+   * (`gatehouse import` is its client). Each request message carries up to 1 000 users; each response
+   * message reports, per user, its index in the stream (counted from 0 across all request messages of the
+   * stream) and its result.
+   *
+   * Needs `user.write` in the selected organization (`x-service-orgid`, or the caller's own), checked once,
+   * before the first message is read: a caller without it gets permission_denied and the server does no
+   * work. Every user goes to that organization.
+   *
+   * Each user is checked exactly as CreateHumanUser checks it — the same rules, the same error code, reason
+   * and field violations (paths as in CreateHumanUserRequest: `profile.first_name`) — and a user that fails
+   * is reported in its result (outcome FAILED): it never stops, fails or rolls back the others. Besides,
+   * `request_passwordless_registration` is invalid_argument `import.passwordless_unsupported` (the link is a
+   * credential for one person; create such users with CreateHumanUser).
+   *
+   * Chunks and durability: the good users of one request message are committed together — one transaction
+   * holding every row and event of them — split only where a message names the same user name or external id
+   * twice (the later one starts the next chunk, so it meets the earlier one as an existing user). A response
+   * message answers one chunk, in stream order, and is sent only once that chunk is durable; its
+   * `last_durable_index` is the index of its last user: that user and every user before it are done for good.
+   *
+   * Resuming: a stream that breaks (the server stopped or was killed, the connection dropped) is continued in
+   * a new stream that sends the users from `last_durable_index + 1` of the last response received; a user
+   * after it may or may not have been committed, so resume with `ON_CONFLICT_SKIP` or `ON_CONFLICT_UPDATE`:
+   * nothing is lost and nothing is created twice. A stream also ends, with status OK, once it is open longer
+   * than the server's stream lifetime (GATEHOUSE_STREAM_MAX_LIFETIME_MS, 10 minutes by default); continue
+   * the same way.
+   *
+   * Flow control: the server reads the next request message only when it has committed the previous one's
+   * users, so a client that sends faster is held back by HTTP/2 flow control; nothing is buffered without
+   * bound, whatever the size of the import. Each message must fit GATEHOUSE_MAX_REQUEST_BYTES (4 MiB by
+   * default; larger is resource_exhausted `request.too_large` and ends the stream).
+   *
+   * Passwords: imported hashes are stored as given (after the checks of `hashed_password`); plain passwords
+   * are checked against the password policy and hashed with argon2id on as many threads as the machine has
+   * cores, never on the event loop, all of a message's before its chunk commits. Mails: an imported user is
+   * sent no mail (and given no code that only a mail would carry) unless `send_initialization_mails` is true;
+   * then it gets exactly the mails CreateHumanUser would send. Its state is the same either way.
+   *
+   * Conflicts (`on_conflict`), for a user whose user name (case-insensitively, in the instance) or
+   * `external_id` (in the organization) is taken already:
+   * - FAIL (the default): the user fails with already_exists `user.already_exists`, or
+   *   `user.external_id.already_exists` when only its external id is taken.
+   * - SKIP: the existing user is left as it is (outcome SKIPPED, with its id).
+   * - UPDATE: the existing user — found by `external_id` when the user has one, else by user name — gets the
+   *   user's profile, email, phone and password (outcome UPDATED), or nothing changes (outcome UNCHANGED, no
+   *   event): re-running the same file changes nothing and appends no event. Profile, email and phone are
+   *   replaced (a phone not given is removed); a verified email or phone stays verified when its address is the
+   *   same; a password or hash replaces the stored one only when it differs (a plain password is verified
+   *   against the stored hash, so the same password is no change); without either the stored one stays. A user
+   *   that had no external id gets the one given. Other fields (OTP secret, IDP links,
+   *   `password_change_required`) are set on created users only. Changing a user is acting on its credentials,
+   *   so the privilege ceiling applies (permission_denied `principal.privileged` for that user, see the service
+   *   comment). An INITIAL user whose email is now verified and who has a password becomes ACTIVE.
+   * SKIP and UPDATE only ever act on a human user of the selected organization whose external id (if it has
+   * one) is the one given: any other holder of the user name (a machine user, a user of another organization,
+   * a user imported under another external id) fails the user with already_exists `user.already_exists`; a
+   * user found by external id whose user name is not the given one fails with failed_precondition
+   * `import.user_name_differs` (an import does not rename users).
+   *
+   * Errors of the stream itself: unauthenticated; permission_denied (`organization.access_denied`,
+   * `permission.denied`); invalid_argument (`request.invalid` for a message that breaks its own rules: no
+   * users, more than 1 000, an unknown `on_conflict`; `request.malformed` for one that does not decode);
+   * resource_exhausted (`request.too_large`, `stream.peer_limit_reached`, `stream.limit_reached`); unavailable
+   * (`store.unavailable`, `store.busy`: resume later). Errors of single users are never errors of the stream.
+   *
+   * @generated from rpc gatehouse.admin.v1.UserService.ImportHumanUsers
+   */
+  importHumanUsers: {
+    methodKind: "bidi_streaming";
+    input: typeof ImportHumanUsersRequestSchema;
+    output: typeof ImportHumanUsersResponseSchema;
+  },
+  /**
+   * ImportHumanUsers for clients without bidirectional streaming (gRPC-web, Connect over HTTP/1.1,
+   * browsers): one message of at most 1 000 users, answered once every one of them is done and durable, with
+   * each user's result (index: its position in this request, from 0). Same permission, checks, chunks,
+   * conflicts, passwords and mails as ImportHumanUsers; the request's users are one chunk (split as there).
+   * Errors: as ImportHumanUsers'; a bad user is reported in its result, never as the call's error.
+   *
+   * @generated from rpc gatehouse.admin.v1.UserService.ImportHumanUsersBatch
+   */
+  importHumanUsersBatch: {
+    methodKind: "unary";
+    input: typeof ImportHumanUsersBatchRequestSchema;
+    output: typeof ImportHumanUsersBatchResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_gatehouse_admin_v1_user, 0);
