@@ -14,6 +14,8 @@ export const EventType = {
   personalAccessTokenAdded: "user.pat.added",
   personalAccessTokenRemoved: "user.pat.removed",
   humanUserAdded: "user.human.added",
+  /** A re-import (ImportHumanUsers, ON_CONFLICT_UPDATE) changed the user: which values changed, never a password or hash. */
+  humanUserChanged: "user.human.changed",
   userCodeAdded: "user.code.added",
   userEmailChanged: "user.email.changed",
   userEmailVerified: "user.email.verified",

@@ -18,7 +18,14 @@ import type {
   ProjectRow,
   TokenRow,
   UserIdpLinkRow,
+  UserRow,
 } from "./rows.js";
+
+/** What a re-import (ImportHumanUsers with ON_CONFLICT_UPDATE) sets on an existing human user, besides its password. */
+export type ImportedUserFields = Pick<
+  UserRow,
+  "firstName" | "lastName" | "nickName" | "displayName" | "preferredLanguage" | "gender" | "email" | "emailKey" | "emailVerified" | "phone" | "phoneVerified"
+>;
 
 /**
  * One state change of a commit. Commands describe WHAT to write; the backend decides how, inside
@@ -32,6 +39,13 @@ export type RowWrite =
   | { kind: "user.insert"; row: NewUserRow }
   | { kind: "user.emailChange"; id: string; email: string; emailKey: string; verified: boolean }
   | { kind: "user.emailVerified"; id: string; activate: boolean }
+  /**
+   * A re-import sets a human user's profile, email and phone (`fields`); with `passwordHash`, the password hash too
+   * (and the count of wrong passwords back to 0); with `externalId`, the external id; `activate` makes an INITIAL user
+   * ACTIVE. Conditional: fails the commit (`store.condition_failed`) unless the human user is still there, and, with
+   * `checkedMemberships`, unless its memberships are still those the privilege ceiling was checked against.
+   */
+  | { kind: "user.importUpdate"; id: string; fields: ImportedUserFields; passwordHash?: string; externalId?: string; activate: boolean; checkedMemberships?: string }
   /** Conditional: fails the commit (`store.condition_failed`) unless the flag changes, so of two concurrent calls one wins. */
   | { kind: "user.setInactive"; id: string; inactive: boolean }
   /** Conditional, like `user.setInactive`. Unlocking also resets the count of wrong passwords (a fresh start). */
@@ -147,6 +161,16 @@ export type RowWrite =
    * since the remover read them would otherwise be left dangling, without its event).
    */
   | { kind: "identityProvider.delete"; id: string };
+
+/** The columns a `user.importUpdate` sets (the same on every engine). */
+export function importedUserSet(write: Extract<RowWrite, { kind: "user.importUpdate" }>) {
+  return {
+    ...write.fields,
+    ...(write.passwordHash !== undefined ? { passwordHash: write.passwordHash, failedPasswordAttempts: 0 } : {}),
+    ...(write.externalId !== undefined ? { externalId: write.externalId } : {}),
+    ...(write.activate ? { state: "active" as const } : {}),
+  };
+}
 
 /**
  * Optimistic concurrency: the sequence of the aggregate's last event that the caller last read (its details.sequence).

@@ -1,11 +1,12 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { RowWrite } from "../../src/store/commit.js";
+import { membershipFingerprint } from "../../src/store/fingerprints.js";
 import { storeEngines, useStore } from "./engines.js";
 import { commitOf } from "./fixtures.js";
 
 // What a bulk import (ImportHumanUsers) needs of every engine: one read that finds a whole chunk's existing users by
-// user name key (instance-wide, as user names are unique per instance) or by external id (per organization), and an
-// external id that is unique per organization only.
+// user name key (instance-wide, as user names are unique per instance) or by external id (per organization), an
+// external id that is unique per organization only, and the re-import's update of an existing human user.
 
 const org = (id: string): RowWrite => ({ kind: "organization.insert", row: { id, instanceId: "i1", name: id, nameKey: id, state: "active" } });
 const human = (id: string, orgId: string, externalId: string | null = null): RowWrite => ({
@@ -40,5 +41,46 @@ describe.each(storeEngines())("bulk import matching on $name", (engine) => {
     await commit(human("bob", "o2", "src-2"), human("joe", "o1"));
     expect((await store().findUserById("joe"))?.externalId).toBeNull();
     expect((await store().findUserById("bob"))?.externalId).toBe("src-2");
+  });
+
+  const fields = {
+    firstName: "Ada",
+    lastName: "King",
+    nickName: "",
+    displayName: "Ada King",
+    preferredLanguage: "en",
+    gender: 1,
+    email: "ada@new.example",
+    emailKey: "ada@new.example",
+    emailVerified: true,
+    phone: null,
+    phoneVerified: null,
+  };
+
+  it("a re-import sets the profile, email and phone, and the hash, external id and state only when told", async () => {
+    await commit({ kind: "user.passwordFailed", id: "kim", attempts: 0, lock: false });
+    await commit({ kind: "user.importUpdate", id: "kim", fields, passwordHash: "$2b$10$new", externalId: "src-9", activate: false });
+    const kim = await store().findUserById("kim");
+    expect(kim).toMatchObject({ ...fields, passwordHash: "$2b$10$new", failedPasswordAttempts: 0, externalId: "src-9", state: "active", userName: "kim" });
+    await commit({ kind: "user.insert", row: { id: "eve", instanceId: "i1", orgId: "o1", type: "human", state: "initial", userName: "eve", userNameKey: "eve", passwordHash: "$2b$10$old", externalId: "e" } });
+    await commit({ kind: "user.passwordFailed", id: "eve", attempts: 0, lock: false });
+    await commit({ kind: "user.importUpdate", id: "eve", fields, activate: false });
+    expect((await store().findUserById("eve"))?.state).toBe("initial");
+    await commit({ kind: "user.importUpdate", id: "eve", fields: { ...fields, phone: "+41446681800", phoneVerified: false }, activate: true });
+    expect(await store().findUserById("eve")).toMatchObject({ phone: "+41446681800", phoneVerified: false, passwordHash: "$2b$10$old", failedPasswordAttempts: 1, externalId: "e", state: "active" });
+  });
+
+  it("a re-import of a user that is gone, a machine user, or one whose roles changed since the ceiling was checked fails whole", async () => {
+    await commit({ kind: "user.insert", row: { id: "bot", instanceId: "i1", orgId: "o1", type: "machine", state: "active", userName: "bot", userNameKey: "bot", machineName: "m", machineDescription: "" } });
+    for (const id of ["nobody", "bot"]) {
+      await expect(commit({ kind: "user.importUpdate", id, fields, activate: false })).rejects.toMatchObject({ kind: "aborted", reason: "store.condition_failed" });
+    }
+    const checked = membershipFingerprint([]);
+    await commit({ kind: "membership.insert", row: { id: "m1", userId: "ada", level: "org", scopeId: "o1", ownerOrgId: "o1", projectId: null, roles: ["ORG_OWNER"] } });
+    await expect(commit({ kind: "user.importUpdate", id: "ada", fields, activate: false, checkedMemberships: checked })).rejects.toMatchObject({ reason: "store.condition_failed" });
+    expect((await store().findUserById("ada"))?.email).toBe("ada@example.com");
+    const current = membershipFingerprint(await store().listMembershipsOfUser("ada"));
+    await commit({ kind: "user.importUpdate", id: "ada", fields, activate: false, checkedMemberships: current });
+    expect((await store().findUserById("ada"))?.email).toBe("ada@new.example");
   });
 });

@@ -2,7 +2,7 @@ import { and, count, eq, inArray, isNull, lt, ne, sql } from "drizzle-orm";
 import { failedPrecondition, notFound } from "../../domain/errors.js";
 import { conditionFailed } from "../db-errors.js";
 import { membershipFingerprint, tokenFingerprint } from "../fingerprints.js";
-import type { RowWrite } from "../commit.js";
+import { importedUserSet, type RowWrite } from "../commit.js";
 import type { PostgresDb } from "./pg-db.js";
 import {
   applications,
@@ -204,6 +204,16 @@ export async function applyPostgresWrite(tx: PostgresTx, write: RowWrite): Promi
       const previous = write.previousHash === undefined ? undefined : write.previousHash === null ? isNull(users.passwordHash) : eq(users.passwordHash, write.previousHash);
       if (changed(await tx.update(users).set(set).where(and(eq(users.id, write.id), previous))) === 0) {
         throw conditionFailed("the user is gone or its password was changed concurrently");
+      }
+      return;
+    }
+    case "user.importUpdate": {
+      if (write.checkedMemberships !== undefined) {
+        const current = await tx.select({ id: memberships.id, roles: memberships.roles }).from(memberships).where(eq(memberships.userId, write.id));
+        if (membershipFingerprint(current) !== write.checkedMemberships) throw conditionFailed("the user's roles changed while it was re-imported");
+      }
+      if (changed(await tx.update(users).set(importedUserSet(write)).where(and(eq(users.id, write.id), eq(users.type, "human")))) === 0) {
+        throw conditionFailed("the user is gone");
       }
       return;
     }

@@ -21,7 +21,7 @@ import {
   userIdpLinks,
   users,
 } from "./schema/index.js";
-import type { RowWrite } from "../commit.js";
+import { importedUserSet, type RowWrite } from "../commit.js";
 
 /** How each kind of row write is applied on SQLite; runs inside the commit's transaction. */
 export function createSqliteWrites(db: GatehouseDb) {
@@ -186,6 +186,16 @@ export function createSqliteWrites(db: GatehouseDb) {
         const previous = write.previousHash === undefined ? undefined : write.previousHash === null ? isNull(users.passwordHash) : eq(users.passwordHash, write.previousHash);
         if (db.update(users).set(set).where(and(eq(users.id, write.id), previous)).run().changes === 0) {
           throw conditionFailed("the user is gone or its password was changed concurrently");
+        }
+        return;
+      }
+      case "user.importUpdate": {
+        if (write.checkedMemberships !== undefined) {
+          const current = db.select({ id: memberships.id, roles: memberships.roles }).from(memberships).where(eq(memberships.userId, write.id)).all();
+          if (membershipFingerprint(current) !== write.checkedMemberships) throw conditionFailed("the user's roles changed while it was re-imported");
+        }
+        if (db.update(users).set(importedUserSet(write)).where(and(eq(users.id, write.id), eq(users.type, "human"))).run().changes === 0) {
+          throw conditionFailed("the user is gone");
         }
         return;
       }
