@@ -227,7 +227,7 @@ describe.each(storeEngines())("reads and writes on $name", (engine) => {
 
   it("codes: one per user and kind, replaced, used, voided; removed with their user's others", async () => {
     await commit(human("u1", "o1", "alice"));
-    const code = (id: string, kind: "init" | "email") => ({ id, userId: "u1", kind, digest: `d-${id}`, expiresAt: 5000, attempts: 0, usedAt: null });
+    const code = (id: string, kind: "init" | "email") => ({ id, userId: "u1", kind, digest: `d-${id}`, expiresAt: 5000, attempts: 0, usedAt: null, emailKey: null });
     await commit({ kind: "code.replace", row: code("c1", "email") }, { kind: "code.replace", row: code("c2", "init") });
     await commit({ kind: "code.replace", row: code("c3", "email") });
     expect(await store().findCode("u1", "email")).toEqual(code("c3", "email"));
