@@ -66,7 +66,7 @@ function checkJson(desc: DescMessage, json: JsonValue): void {
     throw invalidArgument("request.malformed", `invalid request: ${problems.map((p) => `${p.field}: ${p.description}`).join("; ")}`, problems);
   }
   try {
-    // Stryker disable next-line ObjectLiteral: protobuf-es reads JSON with ignoreUnknownFields false by default (stated here for the reader)
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral: jsonProblems above already refused unknown fields, and protobuf-es reads JSON with ignoreUnknownFields false by default (stated here for the reader)
     fromJson(desc, json, { ignoreUnknownFields: false });
   } catch (error) {
     throw malformed(`undecodable JSON request: ${readerMessage(error)}`);
