@@ -32,7 +32,7 @@ export async function setPassword(deps: Deps, caller: Caller, input: SetPassword
   // INITIAL only for want of a password once the email is verified: with one, the user is ACTIVE as if created so.
   const activate = user.emailVerified === true;
   const writes: RowWrite[] = [
-    { kind: "user.setPassword", id: user.id, passwordHash, changeRequired: input.changeRequired, activate, ...(checkedMemberships !== undefined ? { checkedMemberships } : {}) },
+    { kind: "user.setPassword", id: user.id, passwordHash, changeRequired: input.changeRequired, activate, checkedMemberships },
     ...(voidInit ? [{ kind: "code.void" as const, userId: user.id, codeKind: "init" as const }] : []),
   ];
   const span = await spanOf(deps.store, "user", user.id);

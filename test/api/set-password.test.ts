@@ -112,6 +112,14 @@ describe("SetPassword", () => {
     expect((await eventsOf(t, "user", userId)).filter((e) => e.type === "user.password.set").map((e) => e.payload.initCodeVoided)).toEqual([true]);
   });
 
+  it("voids nothing once the init code was used (the user set its first password on the page)", async () => {
+    const { userId, email } = await newUser({ verified: false });
+    const code = /\/ui\/login\/user\/init\?\S*code=([A-Z0-9]+)/.exec((await lastMailTo(t.server, email))!.text)![1]!;
+    await initializeUserWithCode(t.server.gatehouse.deps, { userId, code, password: "Page-Password-1" });
+    await admin().setPassword({ userId, password: GOOD });
+    expect((await eventsOf(t, "user", userId)).filter((e) => e.type === "user.password.set").map((e) => e.payload.initCodeVoided)).toEqual([false]);
+  });
+
   it("leaves a user whose email is unverified INITIAL (the email is still to be verified)", async () => {
     const { userId, email } = await newUser({ verified: false });
     const code = /\/ui\/login\/user\/init\?\S*code=([A-Z0-9]+)/.exec((await lastMailTo(t.server, email))!.text)![1]!;

@@ -157,8 +157,10 @@ describe("a wrong password, an unknown user and a user without a password get th
     ]));
   });
 
-  it("costs about the same: an unknown user is verified against a dummy argon2id, not answered at once", async () => {
+  it("costs about the same: an unknown user and one without a password are verified against a dummy argon2id, not answered at once", async () => {
     const { userId } = await newUser({ password: GOOD });
+    n += 1;
+    const { userId: initial } = await admin().createHumanUser({ userName: `timed-no-password-${n}`, profile: { firstName: "No", lastName: "Password" }, email: { email: `timed-${n}@example.com` } });
     const time = async (request: Parameters<ReturnType<typeof login>["verifyPassword"]>[0]) => {
       const start = performance.now();
       await login().verifyPassword(request).catch(() => undefined);
@@ -173,10 +175,13 @@ describe("a wrong password, an unknown user and a user without a password get th
     };
     const wrong = await median({ user: { case: "userId", value: userId }, password: "Wrong-Password-1" });
     const unknown = await median({ user: { case: "loginName", value: `nobody-${n}` }, password: "Wrong-Password-1" });
+    const withoutPassword = await median({ user: { case: "userId", value: initial }, password: "Wrong-Password-1" });
     // A default argon2id takes tens of milliseconds; an answer without one takes a few. Within a factor, not equal:
     // the machine is shared.
-    expect(unknown).toBeGreaterThan(wrong / 3);
-    expect(wrong).toBeGreaterThan(unknown / 3);
+    for (const other of [unknown, withoutPassword]) {
+      expect(other).toBeGreaterThan(wrong / 3);
+      expect(wrong).toBeGreaterThan(other / 3);
+    }
   });
 });
 
@@ -187,6 +192,12 @@ describe("held users are told why, without checking the password", () => {
     expect(await failure(login().verifyPassword({ user: { case: "userId", value: locked.userId }, password: GOOD }))).toMatchObject({ code: Code.FailedPrecondition, reason: "user.locked" });
     expect(await failure(login().verifyPassword({ user: { case: "userId", value: locked.userId }, password: "Wrong-Password-1" }))).toMatchObject({ code: Code.FailedPrecondition, reason: "user.locked" });
     expect((await storedPassword(t, locked.userId)).failedAttempts).toBe(0);
+
+    // Deactivated and locked: deactivation is the one told (the longer-lived hold, as authentication orders them).
+    const both = await newUser({ password: GOOD });
+    await admin().lockUser({ userId: both.userId });
+    await admin().deactivateUser({ userId: both.userId });
+    expect(await failure(login().verifyPassword({ user: { case: "userId", value: both.userId }, password: GOOD }))).toMatchObject({ reason: "user.inactive" });
 
     const inactive = await newUser({ password: GOOD });
     await admin().deactivateUser({ userId: inactive.userId });
