@@ -54,9 +54,14 @@ describe("the default policy: 10 wrong passwords in a row lock the user", () => 
 
   it("9 wrong passwords leave the user ACTIVE; the 10th (answered password.invalid like the others) locks it; then even the right password is user.locked", async () => {
     const userId = await newUser();
+    // A token of the user, used (so its principal is cached) before the lockout.
+    const { token } = await admin().addPersonalAccessToken({ userId });
+    await usersAs(t, { token }).getUser({ userId });
     await wrongTimes(userId, 9);
     expect(await stateOf(userId)).toBe(UserState.ACTIVE);
     expect((await storedPassword(t, userId)).failedAttempts).toBe(9);
+    // Wrong passwords that lock nobody leave cached principals alone; the token still works.
+    await usersAs(t, { token }).getUser({ userId });
     await wrongTimes(userId, 1);
     expect(await stateOf(userId)).toBe(UserState.LOCKED);
     expect((await storedPassword(t, userId)).failedAttempts).toBe(10);
@@ -65,8 +70,7 @@ describe("the default policy: 10 wrong passwords in a row lock the user", () => 
     const locks = events.filter((e) => e.type === "user.locked");
     expect(locks.map((e) => e.payload)).toEqual([{ cause: "password_attempts", failedAttempts: 10 }]);
     expect(events.filter((e) => e.type === "user.password.check_failed").map((e) => e.payload.cause)).toEqual([...Array(10).fill("wrong_password"), "locked"]);
-    // The lock refuses the user's tokens too, as LockUser's does.
-    const { token } = await admin().addPersonalAccessToken({ userId });
+    // The lock refuses the user's tokens too, from the very next call, as LockUser's does.
     expect(await failure(usersAs(t, { token }).getUser({ userId }))).toMatchObject({ code: Code.Unauthenticated, reason: "user.locked" });
   });
 
