@@ -31,6 +31,15 @@ const ROUTES = new Map<string, PageRoute>([
   [INIT_PATH, { show: showInit, submit: submitInit }],
 ]);
 
+/**
+ * The path as the log may keep it: a page's own path, and for any other path under the prefix only the prefix. An
+ * unknown path can hold a code too: a mail client or a "safe links" scanner that encodes the link's `?` as `%3F` turns
+ * the whole query into path, and that request is still the link holder's.
+ */
+function loggedPath(path: string): string {
+  return ROUTES.has(path) || path === STYLESHEET_PATH ? path : `${PAGES_PREFIX}…`;
+}
+
 const page = (status: number, title: string, ...paragraphs: string[]): PageAnswer => ({ status, page: { title, body: html`${message("error", ...paragraphs)}` } });
 
 const LINK_INVALID = page(404, "This link does not work", "The link is not valid, or the account it was made for can no longer use it.", "Open the link again from the newest mail, or ask your administrator to send a new one.");
@@ -42,7 +51,8 @@ const NO_SUCH_PAGE = page(404, "This page does not exist", "Check the link in yo
 /**
  * The hosted pages the mails link to (`/ui/login/…`): server-rendered HTML, no script, on the one port. Every answer
  * carries the page headers (security-headers.ts); posts must come from Gatehouse's own pages (form-guard.ts). One
- * log line per request, like the RPCs' — with the path only: a page's query holds the link's code, the credential.
+ * log line per request, like the RPCs' — with the path only (a known page's; see loggedPath): a page's query holds the
+ * link's code, the credential.
  */
 export function createPages(deps: Deps, logger: Logger): PageHandler {
   const accessLog = accessLogOf(logger);
@@ -75,7 +85,7 @@ export function createPages(deps: Deps, logger: Logger): PageHandler {
       if (error.kind === "unavailable" || error.kind === "resource_exhausted") return UNAVAILABLE;
     }
     // Like every unexpected error: the cause goes to the log under the request id, never to the page.
-    logger.error({ requestId, err: error, path: path.slice(0, 200) }, "internal error in a page");
+    logger.error({ requestId, err: error, path: loggedPath(path) }, "internal error in a page");
     return page(500, "Something went wrong", "Please try again later.", `If it keeps happening, tell your administrator this reference: ${requestId}`);
   }
 
@@ -99,9 +109,9 @@ export function createPages(deps: Deps, logger: Logger): PageHandler {
         const status = answered === undefined ? 499 : answered === "stylesheet" ? 200 : answered.status;
         const durationMs = Math.round(Number(process.hrtime.bigint() - started) / 1e3) / 1e3;
         // The path, never the query: `code=` is the link's credential.
-        accessLog.info({ requestId, method: req.method, path: path.slice(0, 200), status, durationMs }, "page");
+        accessLog.info({ requestId, method: req.method, path: loggedPath(path), status, durationMs }, "page");
       })
-      .catch((error: unknown) => logger.warn({ requestId, path: path.slice(0, 200), err: error }, "page not delivered"));
+      .catch((error: unknown) => logger.warn({ requestId, path: loggedPath(path), err: error }, "page not delivered"));
     return true;
   };
 }
