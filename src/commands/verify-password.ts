@@ -121,23 +121,27 @@ async function refuseHeld(deps: Deps, caller: Caller, user: UserRow, hold: Hold)
   throw holdErrors[hold]();
 }
 
-/** A wrong password: counted (conditionally on the count read), locking the user at the policy's limit. */
+/**
+ * A wrong password: counted (conditionally on the count read and on the hash it was judged against, so a password set
+ * meanwhile is judged afresh), locking the user at the policy's limit.
+ */
 async function recordWrong(deps: Deps, caller: Caller, user: UserRow): Promise<never> {
   const policy = (await deps.store.getLockoutPolicy(user.instanceId)) ?? DEFAULT_LOCKOUT_POLICY;
   const { failedAttempts, lock } = countWrongPassword(policy, user.failedPasswordAttempts);
   const events = [userEvent(user, EventType.userPasswordCheckFailed, { cause: "wrong_password", failedAttempts })];
   if (lock) events.push(userEvent(user, EventType.userLocked, { cause: "password_attempts", failedAttempts }));
-  await commitAs(deps, caller, { writes: [{ kind: "user.passwordFailed", id: user.id, attempts: user.failedPasswordAttempts, lock }], events });
+  await commitAs(deps, caller, { writes: [{ kind: "user.passwordFailed", id: user.id, attempts: user.failedPasswordAttempts, lock, verifiedHash: user.passwordHash! }], events });
   throw passwordInvalid();
 }
 
 /**
- * A right password: the count goes back to 0 (only while the user is still neither locked nor inactive), and a hash
- * that is imported or weaker than the default is replaced, conditionally on it being the one just verified.
+ * A right password: the count goes back to 0 (only while the user is still neither locked nor inactive, and the hash
+ * still the one verified: an administrator's reset that landed meanwhile — say, of a leaked password — is not
+ * answered with a success of the old password), and a hash that is imported or weaker than the default is replaced.
  */
 async function recordRight(deps: Deps, caller: Caller, user: UserRow, password: string) {
   const stored = judgeStoredHash(user.passwordHash!);
-  const writes: RowWrite[] = [{ kind: "user.passwordChecked", id: user.id }];
+  const writes: RowWrite[] = [{ kind: "user.passwordChecked", id: user.id, verifiedHash: user.passwordHash! }];
   const events = [userEvent(user, EventType.userPasswordChecked, {})];
   if (stored.rehash) {
     writes.push({ kind: "user.setPassword", id: user.id, passwordHash: await hashPassword(password), previousHash: user.passwordHash });

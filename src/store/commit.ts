@@ -59,15 +59,18 @@ export type RowWrite =
   | { kind: "user.setPassword"; id: string; passwordHash: string; changeRequired?: boolean; activate?: boolean; previousHash?: string | null; checkedMemberships?: string }
   /**
    * A right password: the count of wrong ones goes back to 0. Conditional: fails the commit unless the user is still
-   * neither locked nor inactive, so a check that raced a lock (or a deactivation) does not succeed after it.
+   * neither locked nor inactive, so a check that raced a lock (or a deactivation) does not succeed after it; with
+   * `verifiedHash`, also unless the stored hash is still the one the password was verified against, so the old
+   * password does not succeed after a reset (SetPassword) that landed meanwhile.
    */
-  | { kind: "user.passwordChecked"; id: string }
+  | { kind: "user.passwordChecked"; id: string; verifiedHash?: string }
   /**
    * A wrong password: the count becomes `attempts + 1`, and with `lock` the user is locked too. Conditional: fails the
    * commit unless the count is still `attempts` and the user is not locked, so concurrent wrong passwords count one by
-   * one (each commit sees the last) and the count never passes the lockout limit.
+   * one (each commit sees the last) and the count never passes the lockout limit. With `verifiedHash`, also unless the
+   * stored hash is still the one the password was judged wrong against: a password set meanwhile is judged afresh.
    */
-  | { kind: "user.passwordFailed"; id: string; attempts: number; lock: boolean }
+  | { kind: "user.passwordFailed"; id: string; attempts: number; lock: boolean; verifiedHash?: string }
   /**
    * Conditional: fails the commit when the user is gone, or still has a membership (one added since
    * the remover read them would otherwise vanish by cascade without its event).

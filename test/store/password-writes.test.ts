@@ -59,6 +59,18 @@ describe.each(storeEngines())("password writes on $name", (engine) => {
     await conditionFailed(commit({ kind: "user.passwordChecked", id: "u1" }));
   });
 
+  it("with verifiedHash, user.passwordChecked and user.passwordFailed hold only while the stored hash is still that one", async () => {
+    await commit({ kind: "user.passwordFailed", id: "u1", attempts: 0, lock: false, verifiedHash: "$2b$04$old" });
+    await commit({ kind: "user.passwordChecked", id: "u1", verifiedHash: "$2b$04$old" });
+    await commit({ kind: "user.passwordFailed", id: "u1", attempts: 0, lock: false });
+    await commit({ kind: "user.setPassword", id: "u1", passwordHash: "$argon2id$reset" });
+    await conditionFailed(commit({ kind: "user.passwordChecked", id: "u1", verifiedHash: "$2b$04$old" }));
+    await conditionFailed(commit({ kind: "user.passwordFailed", id: "u1", attempts: 0, lock: false, verifiedHash: "$2b$04$old" }));
+    expect(await user("u1")).toMatchObject({ passwordHash: "$argon2id$reset", failedPasswordAttempts: 0, locked: false });
+    await commit({ kind: "user.passwordFailed", id: "u1", attempts: 0, lock: false, verifiedHash: "$argon2id$reset" });
+    expect((await user("u1")).failedPasswordAttempts).toBe(1);
+  });
+
   it("unlocking sets the count to 0; locking keeps it", async () => {
     await commit({ kind: "user.passwordFailed", id: "u1", attempts: 0, lock: false }, { kind: "user.setLocked", id: "u1", locked: true });
     expect((await user("u1")).failedPasswordAttempts).toBe(1);

@@ -32,6 +32,9 @@ const changed = (result: { rowCount: number | null }) => result.rowCount ?? 0;
 type OutcomeWrite = Extract<RowWrite, { kind: "outbox.sent" | "outbox.retry" | "outbox.failed" }>;
 
 /** The message of an outcome; with an owner, only while it is still pending and that worker's claim (row-locked by the UPDATE). */
+/** "The stored password hash is still `hash`": a password's verdict holds only for the hash it was judged against. */
+const sameHash = (hash: string | undefined) => (hash === undefined ? undefined : eq(users.passwordHash, hash));
+
 const claimedBy = (write: OutcomeWrite) =>
   and(eq(outbox.id, write.id), write.owner !== undefined ? and(eq(outbox.status, "pending"), eq(outbox.claimedBy, write.owner)) : undefined);
 
@@ -218,16 +221,16 @@ export async function applyPostgresWrite(tx: PostgresTx, write: RowWrite): Promi
       return;
     }
     case "user.passwordChecked": {
-      const usable = and(eq(users.id, write.id), eq(users.locked, false), eq(users.inactive, false));
+      const usable = and(eq(users.id, write.id), eq(users.locked, false), eq(users.inactive, false), sameHash(write.verifiedHash));
       if (changed(await tx.update(users).set({ failedPasswordAttempts: 0 }).where(usable)) === 0) {
-        throw conditionFailed("the user is gone, locked or deactivated");
+        throw conditionFailed("the user is gone, locked, deactivated or has another password");
       }
       return;
     }
     case "user.passwordFailed": {
-      const unchanged = and(eq(users.id, write.id), eq(users.locked, false), eq(users.failedPasswordAttempts, write.attempts));
+      const unchanged = and(eq(users.id, write.id), eq(users.locked, false), eq(users.failedPasswordAttempts, write.attempts), sameHash(write.verifiedHash));
       const set = { failedPasswordAttempts: write.attempts + 1, ...(write.lock ? { locked: true } : {}) };
-      if (changed(await tx.update(users).set(set).where(unchanged)) === 0) throw conditionFailed("the user is gone, locked, or its count changed concurrently");
+      if (changed(await tx.update(users).set(set).where(unchanged)) === 0) throw conditionFailed("the user is gone, locked, or its count or password changed concurrently");
       return;
     }
     case "user.delete": {

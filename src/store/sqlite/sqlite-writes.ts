@@ -200,16 +200,16 @@ export function createSqliteWrites(db: GatehouseDb) {
         return;
       }
       case "user.passwordChecked": {
-        const usable = and(eq(users.id, write.id), eq(users.locked, false), eq(users.inactive, false));
+        const usable = and(eq(users.id, write.id), eq(users.locked, false), eq(users.inactive, false), sameHash(write.verifiedHash));
         if (db.update(users).set({ failedPasswordAttempts: 0 }).where(usable).run().changes === 0) {
-          throw conditionFailed("the user is gone, locked or deactivated");
+          throw conditionFailed("the user is gone, locked, deactivated or has another password");
         }
         return;
       }
       case "user.passwordFailed": {
-        const unchanged = and(eq(users.id, write.id), eq(users.locked, false), eq(users.failedPasswordAttempts, write.attempts));
+        const unchanged = and(eq(users.id, write.id), eq(users.locked, false), eq(users.failedPasswordAttempts, write.attempts), sameHash(write.verifiedHash));
         const set = { failedPasswordAttempts: write.attempts + 1, ...(write.lock ? { locked: true } : {}) };
-        if (db.update(users).set(set).where(unchanged).run().changes === 0) throw conditionFailed("the user is gone, locked, or its count changed concurrently");
+        if (db.update(users).set(set).where(unchanged).run().changes === 0) throw conditionFailed("the user is gone, locked, or its count or password changed concurrently");
         return;
       }
       case "user.delete": {
@@ -309,6 +309,9 @@ export function createSqliteWrites(db: GatehouseDb) {
 type OutcomeWrite = Extract<RowWrite, { kind: "outbox.sent" | "outbox.retry" | "outbox.failed" }>;
 
 /** The message of an outcome; with an owner, only while it is still pending and that worker's claim. */
+/** "The stored password hash is still `hash`": a password's verdict holds only for the hash it was judged against. */
+const sameHash = (hash: string | undefined) => (hash === undefined ? undefined : eq(users.passwordHash, hash));
+
 const claimedBy = (write: OutcomeWrite) =>
   and(eq(outbox.id, write.id), write.owner !== undefined ? and(eq(outbox.status, "pending"), eq(outbox.claimedBy, write.owner)) : undefined);
 
