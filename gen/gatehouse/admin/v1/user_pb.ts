@@ -2109,7 +2109,9 @@ export const UserService: GenService<{
    * iterations, version 19) is replaced by a default argon2id in the same transaction as the check's event
    * (`user.password.rehashed`, with the old scheme): the old hash is gone, and the next sign-in verifies the new one.
    * The replacement is conditional on the stored hash being unchanged, so a password set concurrently
-   * (SetPassword) is never overwritten (the check is then made again against the new hash).
+   * (SetPassword) is never overwritten (the check is then made again against the new hash). So is every check's
+   * outcome: a check that races SetPassword is judged again against the new hash, so the old password does not
+   * succeed after a reset, and a wrong guess at the old one is not counted against the new.
    *
    * A wrong password, an unknown user and a user without a password (none set yet, or a machine user) all answer
    * the same: invalid_argument `password.invalid`, the same message, no metadata, after the same work (an unknown
