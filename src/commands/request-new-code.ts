@@ -1,7 +1,8 @@
 import type { LinkHolder } from "../access/link-holder.js";
 import type { Deps } from "../context.js";
-import { DomainError, failedPrecondition } from "../domain/errors.js";
+import { DomainError, failedPrecondition, notFound } from "../domain/errors.js";
 import { checkNewCodeAllowed, NEW_CODE_COOLDOWN_MS } from "../domain/new-code-limit.js";
+import { requireMaySignIn } from "../domain/user-state.js";
 import { EventType } from "../events/types.js";
 import { newOutboxRow } from "../notify/outbox.js";
 import { initializationMail, verificationMail } from "../notify/templates.js";
@@ -28,7 +29,14 @@ const TEMPLATE: Record<NewCodeKind, string> = { email: "user.verification", init
  * one database; of two requests racing past the check, the commit's expectation on the user lets one through.
  */
 export async function requestNewCode(deps: Deps, holder: LinkHolder, kind: NewCodeKind): Promise<void> {
-  const { user, organization, caller } = holder;
+  const { organization, caller } = holder;
+  // Read first: the commit expects the user's sequence as it was before the user, the code and the mails below were
+  // read, so a code mailed (or tried), or an address changed, after any of those reads makes this request lose the race
+  // instead of mailing a second code, or one to an address the user no longer has.
+  const span = await spanOf(deps.store, "user", holder.user.id);
+  const user = await deps.store.findUserById(holder.user.id);
+  if (!user) throw notFound("link.invalid", "the link does not name a user that can use it");
+  requireMaySignIn(user);
   if (kind === "email" && user.emailVerified) throw failedPrecondition("email.already_verified", "the email is verified already");
   if (kind === "init" && user.passwordHash !== null) throw failedPrecondition("user.already_initialized", "the user has a password already");
   const current = await pendingCode(deps, user.id, kind);
@@ -39,7 +47,6 @@ export async function requestNewCode(deps: Deps, holder: LinkHolder, kind: NewCo
   const at = deps.clock.now();
   const mails = await deps.store.listOutboxOfUser(user.id);
   checkNewCodeAllowed(mails.filter((mail) => CODE_MAIL_TEMPLATES.has(mail.template)).map((mail) => mail.createdAt), at.getTime());
-  const span = await spanOf(deps.store, "user", user.id);
 
   // An init code records the address it goes to: a right one proves that address too (initialize-user.ts).
   const issued = issueCode(deps, user, kind, at, kind === "init" ? user.emailKey : null);
