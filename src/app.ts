@@ -103,7 +103,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       isReady: () => health.status() === ServingStatus.SERVING,
       metrics,
       logger,
-      pages: createPages(deps, logger),
+      pages: createPages(deps, logger, { formTimeoutMs: config.requestTimeoutMs }),
     });
     const worker = createDeliveryWorker(deps, logger, metrics, {
       pollMs: config.mail.pollMs,

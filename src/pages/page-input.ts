@@ -9,7 +9,7 @@ export const MAX_FORM_BYTES = 16_384;
 /** Input no page can be made of: answered with a page of its status that says so, never a 500. */
 export class BadPageInput extends Error {
   constructor(
-    readonly status: 400 | 413 | 415,
+    readonly status: 400 | 408 | 413 | 415,
     readonly problem: string,
   ) {
     super(problem);
@@ -19,25 +19,39 @@ export class BadPageInput extends Error {
 /** The client hung up before its form was complete: nobody is left to answer. */
 export class FormAbandoned extends Error {}
 
-/** A form post's fields (application/x-www-form-urlencoded, at most MAX_FORM_BYTES). */
-export async function readForm(req: PageRequest): Promise<URLSearchParams> {
+/**
+ * A form post's fields (application/x-www-form-urlencoded, at most MAX_FORM_BYTES), arrived within `timeoutMs`. The
+ * deadline is the pages' own: node bounds a whole HTTP/1.1 request in time, but over HTTP/2 it only drops a stream on
+ * which nothing moved for a while, so a client trickling a byte now and then could hold a post open for days.
+ */
+export async function readForm(req: PageRequest, timeoutMs: number): Promise<URLSearchParams> {
   const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
   if (type !== "application/x-www-form-urlencoded") throw new BadPageInput(415, "The form was sent in a way this page does not understand.");
   const declared = Number(req.headers["content-length"] ?? "0");
   if (declared > MAX_FORM_BYTES) throw new BadPageInput(413, "The form was too large.");
-  const chunks: Buffer[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new BadPageInput(408, "The form took too long to arrive. Please send it again.")), timeoutMs);
+  });
+  // Left unfinished when the deadline wins: the request is dropped once the answer is out (pages.ts).
+  const chunks = req.iterator({ destroyOnReturn: false });
+  const parts: Buffer[] = [];
   let size = 0;
   try {
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
+    for (;;) {
+      const next = (await Promise.race([chunks.next(), deadline])) as IteratorResult<Buffer>;
+      if (next.done) break;
+      size += next.value.length;
       if (size > MAX_FORM_BYTES) throw new BadPageInput(413, "The form was too large.");
-      chunks.push(chunk);
+      parts.push(next.value);
     }
   } catch (error) {
     if (!(error instanceof BadPageInput) && !req.complete) throw new FormAbandoned();
     throw error;
+  } finally {
+    clearTimeout(timer);
   }
-  return new URLSearchParams(Buffer.concat(chunks).toString("utf8"));
+  return new URLSearchParams(Buffer.concat(parts).toString("utf8"));
 }
 
 /** The query of a request's URL. */

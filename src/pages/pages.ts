@@ -1,4 +1,5 @@
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
+import { constants as http2Constants, Http2ServerRequest } from "node:http2";
 import type { Deps } from "../context.js";
 import { DomainError } from "../domain/errors.js";
 import { accessLogOf, type Logger } from "../support/logger.js";
@@ -14,6 +15,19 @@ import { showVerification, submitVerification, VERIFICATION_PATH } from "./verif
 type NodeHandler = ReturnType<typeof connectNodeAdapter>;
 type Request = Parameters<NodeHandler>[0];
 type Response = Parameters<NodeHandler>[1];
+
+const isHttp2 = (req: Request): req is Http2ServerRequest => req instanceof Http2ServerRequest;
+
+/**
+ * Sends a page. A form that took too long (408) over HTTP/2 is still being trickled in: its stream is closed behind the
+ * answer (RST_STREAM, no error, sent after it), so the client cannot keep it by sending on. Over HTTP/1.1 node's own
+ * request timeout, which started with the request, answers such a client and closes its connection.
+ */
+function writePage(req: Request, res: Response, answered: PageAnswer): void {
+  res.writeHead(answered.status, { ...SECURITY_HEADERS, ...answered.headers, "content-type": "text/html; charset=utf-8" });
+  res.end(renderPage(answered.page));
+  if (answered.status === 408 && isHttp2(req)) req.stream.close(http2Constants.NGHTTP2_NO_ERROR);
+}
 
 /** Answers a request when its path is one of the pages (true), or leaves it to the next handler (false). */
 export type PageHandler = (req: Request, res: Response, requestId: string) => boolean;
@@ -48,13 +62,22 @@ const CROSS_SITE = page(403, "This form was not sent from this site", "Nothing w
 const UNAVAILABLE = page(503, "Please try again", "The service is busy right now. Please try again in a moment.");
 const NO_SUCH_PAGE = page(404, "This page does not exist", "Check the link in your mail: open it again, or copy the whole link into the address bar.");
 
+export interface PageOptions {
+  /** How long a form post may take to arrive (GATEHOUSE_REQUEST_TIMEOUT_MS, as for a whole unary request). */
+  formTimeoutMs?: number;
+}
+
+/** The request timeout's default (config.ts). */
+const DEFAULT_FORM_TIMEOUT_MS = 60_000;
+
 /**
  * The hosted pages the mails link to (`/ui/login/…`): server-rendered HTML, no script, on the one port. Every answer
  * carries the page headers (security-headers.ts); posts must come from Gatehouse's own pages (form-guard.ts). One
  * log line per request, like the RPCs' — with the path only (a known page's; see loggedPath): a page's query holds the
  * link's code, the credential.
  */
-export function createPages(deps: Deps, logger: Logger): PageHandler {
+export function createPages(deps: Deps, logger: Logger, options: PageOptions = {}): PageHandler {
+  const formTimeoutMs = options.formTimeoutMs ?? DEFAULT_FORM_TIMEOUT_MS;
   const accessLog = accessLogOf(logger);
   const externalOrigin = new URL(deps.externalUrl).origin;
 
@@ -67,7 +90,7 @@ export function createPages(deps: Deps, logger: Logger): PageHandler {
     if (req.method !== "POST") return { ...page(405, "This page cannot do that", "Open the link from your mail again."), headers: { allow: "GET, HEAD, POST" } };
     // Before the body is read: a forged post costs nothing but this answer.
     if (!isSameOriginPost(req.headers, externalOrigin)) return CROSS_SITE;
-    const answered = await route.submit(deps, await readForm(req));
+    const answered = await route.submit(deps, await readForm(req, formTimeoutMs));
     // What the answer says (verified, a new code sent) must survive a crash before the person reads it.
     await deps.store.durable();
     return answered;
@@ -103,8 +126,7 @@ export function createPages(deps: Deps, logger: Logger): PageHandler {
           res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/css; charset=utf-8" });
           res.end(STYLESHEET);
         } else {
-          res.writeHead(answered.status, { ...SECURITY_HEADERS, ...answered.headers, "content-type": "text/html; charset=utf-8" });
-          res.end(renderPage(answered.page));
+          writePage(req, res, answered);
         }
         const status = answered === undefined ? 499 : answered === "stylesheet" ? 200 : answered.status;
         const durationMs = Math.round(Number(process.hrtime.bigint() - started) / 1e3) / 1e3;

@@ -1,4 +1,6 @@
 import { request as httpRequest } from "node:http";
+import { connect as http2Connect } from "node:http2";
+import { connect as netConnect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
@@ -6,7 +8,7 @@ import { UserService, UserState } from "../../gen/gatehouse/admin/v1/user_pb.js"
 import { MAX_FORM_BYTES } from "../../src/pages/page-input.js";
 import { errorShape } from "../support/errors.js";
 import { emailCodeIn, lastMailTo, queuedMails } from "../support/outbox.js";
-import { useTestServer } from "../support/server.js";
+import { startTestServer, useTestServer } from "../support/server.js";
 import { interleavedDeps } from "../commands/rules-support.js";
 import { resolveLinkHolder } from "../../src/access/link-holder.js";
 import { requestNewCode } from "../../src/commands/request-new-code.js";
@@ -441,6 +443,55 @@ describe("hostile input", () => {
     });
     expect(status).toBe(413);
     expect(await eventsOf(user.userId, "user.email.verification.failed")).toEqual([]);
+  });
+
+  it("a slow body is cut off: a form trickled in over HTTP/1.1 or HTTP/2 gets no more time than the request timeout", async () => {
+    const server = await startTestServer({ config: { externalUrl: EXTERNAL, requestTimeoutMs: 1_500, headersTimeoutMs: 1_000 } });
+    try {
+      // HTTP/2 (h2c, prior knowledge): one byte every 300 ms keeps the stream from ever being idle.
+      const started = Date.now();
+      const session = http2Connect(server.url);
+      session.on("error", () => undefined);
+      const outcome = await new Promise<{ status: string; closedAfterMs: number }>((resolve) => {
+        let status = "none";
+        const stream = session.request({ ":method": "POST", ":path": VERIFY, "content-type": "application/x-www-form-urlencoded", ...OWN_PAGE });
+        stream.on("response", (headers) => (status = String(headers[":status"])));
+        stream.resume();
+        stream.on("error", () => undefined);
+        const trickle = setInterval(() => (stream.destroyed ? undefined : stream.write("a")), 300);
+        const give = setTimeout(() => stream.destroy(), 8_000);
+        stream.on("close", () => {
+          clearInterval(trickle);
+          clearTimeout(give);
+          resolve({ status, closedAfterMs: Date.now() - started });
+        });
+      });
+      session.destroy();
+      expect(outcome.status).toBe("408");
+      // Answered and dropped at the deadline, though the client went on sending.
+      expect(outcome.closedAfterMs).toBeLessThan(5_000);
+
+      // HTTP/1.1: node's own request timeout answers 408 and closes.
+      const port = Number(new URL(server.url).port);
+      const http1 = await new Promise<{ received: string; ms: number }>((resolve) => {
+        const at = Date.now();
+        const socket = netConnect(port, "127.0.0.1", () => socket.write(`POST ${VERIFY} HTTP/1.1\r\nHost: x\r\nOrigin: null\r\nSec-Fetch-Site: same-origin\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000\r\n\r\n`));
+        let received = "";
+        const trickle = setInterval(() => (socket.destroyed ? undefined : socket.write("a")), 300);
+        socket.on("data", (chunk) => (received += chunk.toString()));
+        socket.on("error", () => undefined);
+        const give = setTimeout(() => socket.destroy(), 8_000);
+        socket.on("close", () => {
+          clearInterval(trickle);
+          clearTimeout(give);
+          resolve({ received, ms: Date.now() - at });
+        });
+      });
+      expect(http1.received).toMatch(/^HTTP\/1.1 408/);
+      expect(http1.ms).toBeLessThan(5_000);
+    } finally {
+      await server.dispose();
+    }
   });
 
   it("markup in the organization's name and the user's name is shown as text, in the page and its title", async () => {
