@@ -157,6 +157,7 @@ export function createServer(options: ServerOptions): GatehouseServer {
     routes: options.routes,
     interceptors,
     readMaxBytes: config.maxRequestBytes,
+    requestTimeoutMs: config.requestTimeoutMs,
     logger: options.logger,
     reject,
     fallback: createFallback(metrics, options.logger, rest, options.isReady, options.pages),

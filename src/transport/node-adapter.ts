@@ -2,7 +2,8 @@ import { Code, type ConnectRouter, ConnectError, createConnectRouter, createCont
 import { type connectNodeAdapter, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { createAsyncIterable, type UniversalHandler, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import type { IncomingMessage } from "node:http";
-import type { Http2ServerRequest } from "node:http2";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { limitBodyTime } from "./body-deadline.js";
 import { requestIdKey } from "../interceptors/context-keys.js";
 import { acceptedRequestId } from "../interceptors/request-id.js";
 import { errorInfoDetail, internalErrorBody, specError, type SpecErrorBody } from "../rest/error-body.js";
@@ -19,6 +20,9 @@ export interface NodeAdapterOptions {
   routes: (router: ConnectRouter) => void;
   interceptors: Interceptor[];
   readMaxBytes: number;
+  /** How long an HTTP/2 request's body may take to arrive (one-message requests: every RPC that does not stream its
+   * requests, the REST routes and the pages). */
+  requestTimeoutMs: number;
   logger: Logger;
   reject: DecodeCheckOptions["reject"];
   /** Everything that is not an RPC path; `x-request-id` is already set on the response. */
@@ -52,6 +56,10 @@ function withErrorBody(response: UniversalServerResponse): UniversalServerRespon
   if (response.status === 405) header.set("allow", "POST");
   return jsonResponse(known.status ?? response.status, specError(known.code, known.message, [errorInfoDetail(known.reason)]).body, header);
 }
+
+/** Whether the RPC's request is a stream of messages (client or bidirectional streaming), which may rightly last. */
+const streamsRequests = (handler: UniversalHandler | undefined) =>
+  handler !== undefined && (handler.method.methodKind === "client_streaming" || handler.method.methodKind === "bidi_streaming");
 
 /** How many authorities already found valid are remembered: clients send the same few Host headers again and again. */
 const KNOWN_AUTHORITIES = 64;
@@ -100,6 +108,7 @@ export function createNodeAdapter(options: NodeAdapterOptions): NodeHandler {
     const requestId = acceptedRequestId(req.headers["x-request-id"]);
     res.setHeader("x-request-id", requestId);
     const handler = paths.get(req.url?.split("?", 1)[0] ?? NO_PATH);
+    if (req.httpVersionMajor === 2 && !streamsRequests(handler)) limitBodyTime(req as Http2ServerRequest, res as Http2ServerResponse, options.requestTimeoutMs);
     if (!handler) {
       options.fallback(req, res, requestId);
       return;
