@@ -64,10 +64,15 @@ export function queryOf(req: PageRequest): URLSearchParams {
 
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-/** One value of a field, sent at most once; a second one makes the input ambiguous, which is refused. */
+/**
+ * One value of a field, sent at most once; a second one makes the input ambiguous, which is refused. U+0000 is refused
+ * in every value, as the API refuses it in every request text (rule string.no_nul): a password set here with it could
+ * never be checked by VerifyPassword, which the transport refuses it to.
+ */
 function single(fields: URLSearchParams, name: string): string | undefined {
   const values = fields.getAll(name);
   if (values.length > 1) throw new BadPageInput(400, "The link or form is damaged: a value was sent twice.");
+  if (values[0]?.includes("\0")) throw new BadPageInput(400, "A value in the link or form holds a character that cannot be used (NUL).");
   return values[0];
 }
 

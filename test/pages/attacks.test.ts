@@ -393,7 +393,8 @@ describe("hostile input", () => {
       ["intent twice", () => post(VERIFY, `${base}&code=${user.code}&intent=verify&intent=new_code`), 400, "not judged"],
       ["3000 unknown fields", () => post(VERIFY, `${base}${"&a=1".repeat(3000)}&code=${wrong(user.code)}`), 400, "judged"],
       ["a NUL in the userID", () => post(VERIFY, `userID=${user.userId}%00&orgID=${user.orgId}&token=${user.token}&code=x`), 400, "not judged"],
-      ["a NUL in the token", () => post(VERIFY, `${ids}&token=${user.token}%00&code=x`), 403, "not judged"],
+      ["a NUL in the token", () => post(VERIFY, `${ids}&token=${user.token}%00&code=x`), 400, "not judged"],
+      ["a NUL in the code", () => post(VERIFY, `${base}&code=${wrong(user.code)}%00`), 400, "not judged"],
       ["a Cyrillic look-alike in the userID", () => post(VERIFY, `userID=%D0%B0${user.userId.slice(1)}&orgID=${user.orgId}&token=${user.token}&code=x`), 400, "not judged"],
       ["a code of 21 emoji", () => post(VERIFY, `${base}&code=${"%F0%9F%98%80".repeat(21)}`), 400, "not judged"],
       ["a broken % escape in the userID", () => post(VERIFY, `userID=%E0%A4%A&orgID=${user.orgId}&token=${user.token}`), 400, "not judged"],
@@ -552,6 +553,17 @@ describe("the headers of every answer", () => {
 describe("the set-password page as a way in", () => {
   const setPassword = (user: Awaited<ReturnType<typeof invited>>, over: Record<string, string> = {}) =>
     post(INIT, { ...user.ids, code: user.code, token: user.token, password: PASSWORD, confirmation: PASSWORD, intent: "set_password", ...over });
+
+  it("refuses a password with a NUL (the API refuses U+0000 in every text, so VerifyPassword could never check it): 400, nothing set, no attempt spent", async () => {
+    const user = await invited();
+    const nul = `${PASSWORD}\0`;
+    const answer = await setPassword(user, { password: nul, confirmation: nul });
+    expect(answer.status).toBe(400);
+    expect(await eventsOf(user.userId, "user.initialized")).toEqual([]);
+    expect(await eventsOf(user.userId, "user.initialization.failed")).toEqual([]);
+    expect((await setPassword(user)).status).toBe(200);
+    expect(await signsIn(user.userId, PASSWORD)).toBe(true);
+  });
 
   it("cannot replace a password: set by an admin after the invitation, or by the link itself before", async () => {
     const user = await invited();
