@@ -38,13 +38,13 @@ export interface CodeAttempt {
  * recorded (one event) before the answer `<prefix>.invalid` with `attemptsLeft`; an expired code is
  * `<prefix>.expired`, a void one `<prefix>.exhausted` (failed_precondition); neither of those is recorded.
  */
-export async function attemptCode(deps: Pick<Deps, "masterKey">, attempt: CodeAttempt): Promise<StoredEvent[]> {
+export async function attemptCode(deps: Pick<Deps, "masterKey" | "store">, attempt: CodeAttempt): Promise<StoredEvent[]> {
   const { code, reasons } = attempt;
   const verdict = checkCode(deps.masterKey, code, attempt.candidate, attempt.at);
   switch (verdict) {
     case "ok": {
       const success = await attempt.onRight();
-      return claimed(reasons, () =>
+      return claimed(deps, attempt, () =>
         attempt.commit({
           writes: [{ kind: "code.claimAttempt", id: code.id, max: MAX_CODE_ATTEMPTS }, { kind: "code.use", id: code.id, at: attempt.at.getTime() }, ...success.writes],
           events: success.events,
@@ -53,7 +53,7 @@ export async function attemptCode(deps: Pick<Deps, "masterKey">, attempt: CodeAt
     }
     case "invalid": {
       const attemptsLeft = String(Math.max(0, MAX_CODE_ATTEMPTS - code.attempts - 1));
-      await claimed(reasons, () => attempt.commit({ writes: [{ kind: "code.claimAttempt", id: code.id, max: MAX_CODE_ATTEMPTS }], events: [attempt.wrongEvent] }));
+      await claimed(deps, attempt, () => attempt.commit({ writes: [{ kind: "code.claimAttempt", id: code.id, max: MAX_CODE_ATTEMPTS }], events: [attempt.wrongEvent] }));
       throw invalidArgument(`${reasons}.invalid`, "the code is not valid", [], { attemptsLeft });
     }
     // Stryker disable next-line ConditionalExpression,StringLiteral: both callers answer a used code (usedAt set) as "no code pending" before the attempt, so checkCode never says "used" here
@@ -68,15 +68,18 @@ export async function attemptCode(deps: Pick<Deps, "masterKey">, attempt: CodeAt
 }
 
 /**
- * Runs a commit that claims an attempt on the code. When a concurrent request used the code up or
- * made the last allowed attempt first, the claim fails and the commit is rolled back: no slot, no
- * event, and the answer is exhausted.
+ * Runs a commit that claims an attempt on the code. When a concurrent request got to the code first, the claim fails
+ * and the commit is rolled back (no slot, no event), and the answer says what became of the code: used or replaced
+ * meanwhile (the right code given elsewhere, a new code sent, an admin's SetPassword voiding the init code) is
+ * `<prefix>.invalid`, as a code that was no longer pending is; its last attempt made by another is `<prefix>.exhausted`.
  */
-async function claimed<T>(reasons: CodeReasonPrefix, commit: () => Promise<T>): Promise<T> {
+async function claimed<T>(deps: Pick<Deps, "store">, attempt: CodeAttempt, commit: () => Promise<T>): Promise<T> {
   try {
     return await commit();
   } catch (error) {
     if (!(error instanceof DomainError) || error.reason !== "store.condition_failed") throw error;
-    throw failedPrecondition(`${reasons}.exhausted`, "too many attempts; request a new code");
+    const now = await deps.store.findCode(attempt.code.userId, attempt.code.kind);
+    if (now === undefined || now.id !== attempt.code.id || now.usedAt !== null) throw invalidArgument(`${attempt.reasons}.invalid`, "the code is no longer valid");
+    throw failedPrecondition(`${attempt.reasons}.exhausted`, "too many attempts; request a new code");
   }
 }

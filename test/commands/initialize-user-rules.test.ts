@@ -11,7 +11,7 @@ import { failure } from "../support/errors.js";
 import { emailCodeIn, lastMailTo } from "../support/outbox.js";
 import { useTestServer } from "../support/server.js";
 import { storedRow } from "../support/stored-rows.js";
-import { eventTypesOf, race, typed } from "./rules-support.js";
+import { eventTypesOf, interleavedDeps, race, typed } from "./rules-support.js";
 
 /**
  * The init-code path the hosted "initialize account" page calls (src/commands/initialize-user.ts): the code of the
@@ -115,8 +115,25 @@ describe("a right init code", () => {
       initializeUserWithCode(deps(), { userId, code: initCode, password: "Second-Try-4242" }),
     ]);
     expect(succeeded).toBe(1);
-    expect(refusals.map((e) => e.reason)).toEqual([expect.stringMatching(/^init_code\.(invalid|exhausted)$/)]);
+    // The loser finds the code used: invalid, as a code no longer pending is — not "too many attempts".
+    expect(refusals.map((e) => e.reason)).toEqual(["init_code.invalid"]);
     expect((await eventTypesOf(t, "user", userId)).filter((type) => type === "user.initialized")).toHaveLength(1);
+  });
+
+  it("racing an admin's SetPassword (which voids the code) is init_code.invalid, not exhausted: the admin's password stays", async () => {
+    const { userId, initCode } = await newUser();
+    const meanwhile = () => users().setPassword({ userId, password: "Admin-Chosen-1", changeRequired: true });
+    const refused = await refusal(initializeUserWithCode(interleavedDeps(t, meanwhile), { userId, code: initCode, password: GOOD }));
+    expect(refused).toMatchObject({ kind: "invalid_argument", reason: "init_code.invalid" });
+    expect((await eventTypesOf(t, "user", userId)).filter((type) => type === "user.initialized")).toEqual([]);
+  });
+
+  it("whose last attempt another caller used meanwhile is init_code.exhausted", async () => {
+    const { userId, initCode } = await newUser();
+    for (let i = 0; i < 4; i++) await refusal(initializeUserWithCode(deps(), { userId, code: wrong(initCode), password: GOOD }));
+    const meanwhile = () => initializeUserWithCode(deps(), { userId, code: wrong(initCode), password: GOOD }).catch(() => undefined);
+    const refused = await refusal(initializeUserWithCode(interleavedDeps(t, meanwhile), { userId, code: initCode, password: GOOD }));
+    expect(refused).toMatchObject({ reason: "init_code.exhausted" });
   });
 });
 
