@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { requireInstancePermission } from "../access/require-instance-permission.js";
 import type { Caller, Deps } from "../context.js";
 import { DomainError, failedPrecondition, invalidArgument } from "../domain/errors.js";
@@ -94,11 +94,22 @@ async function holdOf(deps: Deps, user: UserRow): Promise<Hold | undefined> {
 
 const userEvent = (user: UserRow, type: string, payload: Record<string, unknown>): NewEvent => ({ aggregateType: "user", aggregateId: user.id, type, payload, resourceOwner: user.orgId });
 
+/**
+ * The login name of an attempt that named no user, as a digest keyed from the master key (hex, 16 bytes): attempts at one
+ * name (in any case or width, as the look-up compares names) carry the same digest and can be counted, while the name
+ * cannot be read back or guessed offline from the log.
+ */
+function loginNameDigest(masterKey: Buffer, loginName: string): string {
+  const key = Buffer.from(hkdfSync("sha256", masterKey, Buffer.alloc(0), "gatehouse sign-in login name digest", 32));
+  return createHmac("sha256", key).update(uniquenessKey(loginName.trim())).digest("hex").slice(0, 32);
+}
+
 async function refuseUnknown(deps: Deps, caller: Caller, input: VerifyPasswordInput): Promise<never> {
   await verifyImportedHash(await dummy(), input.password, input.signal);
   const { instanceId } = caller.principal;
-  // What the request named (an id or a user name, never the password), for an operator looking for guessing.
-  const named = input.userId !== undefined ? { userId: input.userId } : { loginName: input.loginName };
+  // What the request named, for an operator looking for guessing: the id, or a keyed digest of the user name — never the
+  // name itself, which is where a person who typed their password into the wrong field put it.
+  const named = input.userId !== undefined ? { userId: input.userId } : { loginNameDigest: loginNameDigest(deps.masterKey, input.loginName ?? "") };
   await commitAs(deps, caller, { writes: [], events: [{ aggregateType: "sign_in", aggregateId: instanceId, type: EventType.signInFailed, payload: { cause: "unknown_user", ...named }, resourceOwner: instanceId }] });
   throw passwordInvalid();
 }

@@ -153,8 +153,24 @@ describe("a wrong password, an unknown user and a user without a password get th
     const signIns = (await eventsOf(t, "sign_in", instanceId)).map((e) => e.payload);
     expect(signIns).toEqual(expect.arrayContaining([
       { cause: "unknown_user", userId: `${userId}x` },
-      { cause: "unknown_user", loginName: `${userName}-nobody` },
+      { cause: "unknown_user", loginNameDigest: expect.stringMatching(/^[0-9a-f]{32}$/) },
     ]));
+    // The name an unknown-user attempt gave is not in the log (it is where a mistyped password lands).
+    expect(JSON.stringify(signIns)).not.toContain(`${userName}-nobody`);
+  });
+
+  it("an unknown login name is logged as a keyed digest: one per name whatever its case, another for another name", async () => {
+    n += 1;
+    const name = `Digest-Nobody-${n}`;
+    const { instanceId } = await t.clients.client((await import("../../gen/gatehouse/admin/v1/instance_pb.js")).InstanceService, "connect-json-http1", { token: t.server.adminToken }).getInstance({});
+    const before = (await eventsOf(t, "sign_in", instanceId)).length;
+    for (const value of [name, name.toUpperCase(), ` ${name.toLowerCase()} `, `${name}-other`]) {
+      await login().verifyPassword({ user: { case: "loginName", value }, password: "Wrong-Password-1" }).catch(() => undefined);
+    }
+    const digests = (await eventsOf(t, "sign_in", instanceId)).slice(before).map((e) => (e.payload as { loginNameDigest?: string }).loginNameDigest);
+    expect(digests).toHaveLength(4);
+    expect(new Set(digests.slice(0, 3)).size).toBe(1);
+    expect(digests[3]).not.toBe(digests[0]);
   });
 
   it("costs about the same: an unknown user and one without a password are verified against a dummy argon2id, not answered at once", async () => {

@@ -186,8 +186,9 @@ export type Event = Message<"gatehouse.admin.v1.Event"> & {
    *   `no_password`, `locked`, `inactive` or `organization_inactive`}; a refused VerifyPassword, actor: the login client.
    * - user.password.rehashed [user]: {fromScheme (`bcrypt`, `argon2id`, `argon2i`, `scrypt`, `pbkdf2`, `sha-crypt` or
    *   `md5-crypt`), toScheme: "argon2id"}; right after the user.password.checked of the same sign-in.
-   * - sign_in.failed [sign_in, id: the instance]: {cause: "unknown_user", userId or loginName (as the request named
-   *   the user; never the password)}; resource_owner is the instance.
+   * - sign_in.failed [sign_in, id: the instance]: {cause: "unknown_user", userId (as the request named it) or
+   *   loginNameDigest (32 hex digits, keyed from the master key: equal for attempts at one name in any case, never the
+   *   name itself, where a mistyped password would land)}; resource_owner is the instance.
    * - user.removed [user]: {userName, tokenIds, idpLinks [{idpId, externalUserId}], outboxIds (every mail queued for the user)}.
    * - user.idp_link.removed [user]: {idpId, externalUserId, cause: "idp.removed"}; resource_owner is the user's organization.
    * - smtp.added [smtp]: {senderAddress, senderName, tls, host, user, hasPassword}.
