@@ -20,4 +20,11 @@ describe("object ids", () => {
     expect(earlier.length).toBe(later.length);
     expect([later, earlier].sort()).toEqual([earlier, later]);
   });
+
+  it("end with 80 random bits, a fresh part for every id, also across refills of the random pool", () => {
+    const ids = createIdGenerator();
+    const made = Array.from({ length: 2000 }, () => ids.next());
+    for (const id of made) expect(id).toMatch(/^[0-9a-z]{9}[0-9a-f]{20}$/);
+    expect(new Set(made.map((id) => id.slice(9))).size).toBe(made.length);
+  });
 });

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, inArray, lte, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, lte, ne, sql, type SQL } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
 import type { ApplicationFilter, OrganizationFilter, ProjectFilter, Store } from "../store.js";
 import { rowColumns } from "./pg-columns.js";
@@ -53,16 +53,6 @@ function projectConditions(filter: ProjectFilter) {
     filter.nameContains !== undefined ? contains(projects.nameKey, filter.nameContains) : undefined,
     filter.state !== undefined ? eq(projects.state, filter.state) : undefined,
     filter.ids !== undefined ? inArray(projects.id, filter.ids) : undefined,
-  );
-}
-
-/** A bulk import's matches (Store.findUsersByNameKeysOrExternalIds): each list only when it has keys (`IN ()` is no SQL). */
-function importMatches(filter: Parameters<Store["findUsersByNameKeysOrExternalIds"]>[0]) {
-  return or(
-    filter.userNameKeys.length > 0 ? and(eq(users.instanceId, filter.instanceId), inArray(users.userNameKey, filter.userNameKeys)) : undefined,
-    filter.externalIds.length > 0 ? and(eq(users.orgId, filter.orgId), inArray(users.externalId, filter.externalIds)) : undefined,
-    // Neither list has a key: nothing matches.
-    sql`false`,
   );
 }
 
@@ -129,7 +119,12 @@ export async function createPostgresStore(options: PostgresOptions): Promise<Sto
       return first(db.select(columns.users).from(users).where(and(eq(users.instanceId, instanceId), eq(users.userNameKey, userNameKey))));
     },
     async findUsersByNameKeysOrExternalIds(filter) {
-      return db.select(columns.users).from(users).where(importMatches(filter));
+      // Two look-ups, each on its unique index, at once.
+      const [named, identified] = await Promise.all([
+        filter.userNameKeys.length > 0 ? db.select(columns.users).from(users).where(and(eq(users.instanceId, filter.instanceId), inArray(users.userNameKey, filter.userNameKeys))) : [],
+        filter.externalIds.length > 0 ? db.select(columns.users).from(users).where(and(eq(users.orgId, filter.orgId), inArray(users.externalId, filter.externalIds))) : [],
+      ]);
+      return [...new Map([...named, ...identified].map((user) => [user.id, user])).values()];
     },
     async findTokenById(id) {
       return first(db.select(columns.tokens).from(personalAccessTokens).where(eq(personalAccessTokens.id, id)));

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, gt, inArray, lte, ne, or, sql } from "drizzle-orm";
+import { and, asc, count, eq, gt, inArray, lte, ne, sql } from "drizzle-orm";
 import { openSqlite, type SqliteOptions } from "./db.js";
 import {
   applications,
@@ -42,16 +42,6 @@ function userConditions(filter: { orgId: string; userNameKey?: string; emailKey?
     eq(users.orgId, filter.orgId),
     filter.userNameKey !== undefined ? eq(users.userNameKey, filter.userNameKey) : undefined,
     filter.emailKey !== undefined ? eq(users.emailKey, filter.emailKey) : undefined,
-  );
-}
-
-/** A bulk import's matches (Store.findUsersByNameKeysOrExternalIds): each list only when it has keys (`IN ()` is no SQL). */
-function importMatches(filter: Parameters<Store["findUsersByNameKeysOrExternalIds"]>[0]) {
-  return or(
-    filter.userNameKeys.length > 0 ? and(eq(users.instanceId, filter.instanceId), inArray(users.userNameKey, filter.userNameKeys)) : undefined,
-    filter.externalIds.length > 0 ? and(eq(users.orgId, filter.orgId), inArray(users.externalId, filter.externalIds)) : undefined,
-    // Neither list has a key: nothing matches.
-    sql`0 = 1`,
   );
 }
 
@@ -134,7 +124,10 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return userByNameKey.get({ instanceId, userNameKey });
     },
     async findUsersByNameKeysOrExternalIds(filter) {
-      return db.select().from(users).where(importMatches(filter)).all();
+      // Two look-ups, each on its unique index (one query with OR scans the whole table).
+      const named = filter.userNameKeys.length > 0 ? db.select().from(users).where(and(eq(users.instanceId, filter.instanceId), inArray(users.userNameKey, filter.userNameKeys))).all() : [];
+      const identified = filter.externalIds.length > 0 ? db.select().from(users).where(and(eq(users.orgId, filter.orgId), inArray(users.externalId, filter.externalIds))).all() : [];
+      return [...new Map([...named, ...identified].map((user) => [user.id, user])).values()];
     },
     async findTokenById(id) {
       return tokenById.get({ id });

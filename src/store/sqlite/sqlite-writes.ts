@@ -3,6 +3,7 @@ import { failedPrecondition, notFound } from "../../domain/errors.js";
 import { conditionFailed } from "../db-errors.js";
 import { membershipFingerprint, tokenFingerprint } from "../fingerprints.js";
 import type { GatehouseDb } from "./db.js";
+import { preparedInsert } from "./prepared-insert.js";
 import {
   applications,
   identityProviders,
@@ -32,6 +33,8 @@ export function createSqliteWrites(db: GatehouseDb) {
     const defined = db.select({ n: count() }).from(projectRoles).where(and(eq(projectRoles.projectId, projectId), inArray(projectRoles.roleKey, roleKeys))).get()?.n ?? 0;
     if (defined < new Set(roleKeys).size) throw conditionFailed("a role key was removed from the project concurrently");
   };
+  // Bulk imports insert users by the thousand: compiled once.
+  const insertUser = preparedInsert(db.$client, users);
   return (write: RowWrite): void => {
     switch (write.kind) {
       case "instance.insert":
@@ -46,7 +49,7 @@ export function createSqliteWrites(db: GatehouseDb) {
         }
         return;
       case "user.insert":
-        db.insert(users).values(write.row).run();
+        insertUser(write.row);
         return;
       case "token.insert":
         if (write.checkedMemberships !== undefined) {
