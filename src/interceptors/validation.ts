@@ -1,6 +1,7 @@
-import { type DescMessage, type Message, ScalarType } from "@bufbuild/protobuf";
+import { type DescField, type DescMessage, getOption, type Message, ScalarType } from "@bufbuild/protobuf";
 import { pathToString, type ReflectMessage, reflect } from "@bufbuild/protobuf/reflect";
 import { createValidator } from "@bufbuild/protovalidate";
+import { field as fieldRules, Ignore } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import type { Interceptor } from "@connectrpc/connect";
 import { type FieldViolation, invalidArgument } from "../domain/errors.js";
 
@@ -50,6 +51,23 @@ function checkNoNul(value: string, field: string, violations: FieldViolation[]):
 const isTime = (desc: DescMessage) => desc.typeName === "google.protobuf.Timestamp" || desc.typeName === "google.protobuf.Duration";
 
 /**
+ * A list whose items the .proto leaves to the handler (`repeated.items.ignore = IGNORE_ALWAYS`): each item is checked
+ * on its own there (`checkMessage`), so one bad item is that item's result (a bulk import's user), not the refusal of
+ * the whole message. protovalidate skips such items; so does the walk below.
+ */
+function itemsLeftToHandler(field: DescField): boolean {
+  let left = leftToHandler.get(field);
+  if (left === undefined) {
+    const rules = getOption(field, fieldRules).type;
+    left = rules.case === "repeated" && rules.value.items?.ignore === Ignore.ALWAYS;
+    leftToHandler.set(field, left);
+  }
+  return left;
+}
+// Read once per field: the options of a descriptor never change.
+const leftToHandler = new WeakMap<DescField, boolean>();
+
+/**
  * Walks a decoded request with reflection — nested messages, lists and map values, iteratively so
  * no nesting depth can exhaust the stack — trimming the fields of TRIMMED_FIELD_NAMES in place and
  * collecting a violation for every Timestamp or Duration out of range and every text holding U+0000, with its path
@@ -81,6 +99,7 @@ export function normalizeRequest(desc: DescMessage, message: Message): FieldViol
           visit(current.get(field), path);
           break;
         case "list": {
+          if (itemsLeftToHandler(field)) break;
           let index = 0;
           for (const item of current.get(field)) {
             const itemPath = `${path}[${index++}]`;
@@ -103,8 +122,30 @@ export function normalizeRequest(desc: DescMessage, message: Message): FieldViol
   return violations;
 }
 
+/** The error of a request (or an item of one) that breaks rules of its .proto: one field violation per broken rule. */
+export function invalidRequest(violations: FieldViolation[]) {
+  return invalidArgument("request.invalid", `invalid request: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`, violations);
+}
+
 function refuse(violations: FieldViolation[]): never {
-  throw invalidArgument("request.invalid", `invalid request: ${violations.map((v) => `${v.field}: ${v.description}`).join("; ")}`, violations);
+  throw invalidRequest(violations);
+}
+
+const validator = createValidator();
+
+/**
+ * What this interceptor checks of a request, for one message: first the normalisation above (trimming in place;
+ * Timestamps and Durations out of range and U+0000 are violations, and the rules are not run then), then the
+ * buf.validate rules of its .proto. The violations, none when the message is valid. For handlers that check the
+ * items of a message themselves (see itemsLeftToHandler).
+ */
+export function checkMessage(desc: DescMessage, message: Message): FieldViolation[] {
+  const outOfRange = normalizeRequest(desc, message);
+  // Refused before the rules run: CEL rules on an out-of-range Timestamp would fail, not answer.
+  if (outOfRange.length > 0) return outOfRange;
+  const result = validator.validate(desc, message);
+  if (result.kind === "error") throw result.error;
+  return result.kind === "invalid" ? result.violations.map((violation) => ({ field: pathToString(violation.field), description: violation.message, rule: violation.ruleId })) : [];
 }
 
 /**
@@ -114,16 +155,9 @@ function refuse(violations: FieldViolation[]): never {
  * `idps[1].config_id`); the validator collects all of them, not just the first.
  */
 export function createValidationInterceptor(): Interceptor {
-  const validator = createValidator();
   const check = (desc: DescMessage, message: Message) => {
-    const outOfRange = normalizeRequest(desc, message);
-    // Refused before the rules run: CEL rules on an out-of-range Timestamp would fail, not answer.
-    if (outOfRange.length > 0) refuse(outOfRange);
-    const result = validator.validate(desc, message);
-    if (result.kind === "invalid") {
-      refuse(result.violations.map((violation) => ({ field: pathToString(violation.field), description: violation.message, rule: violation.ruleId })));
-    }
-    if (result.kind === "error") throw result.error;
+    const violations = checkMessage(desc, message);
+    if (violations.length > 0) refuse(violations);
   };
   return (next) => async (req) => {
     if (!req.stream) {

@@ -75,6 +75,9 @@ const TABLE: Row[] = [
   { rpc: `${O}ReactivateOrganization`, write: true, request: r.reactivateOrganization, allowed: IAM_WRITE },
 
   { rpc: `${U}CreateHumanUser`, write: true, request: r.createHumanUser, allowed: [...USER_WRITE, OWN] },
+  // The bulk import (issue 14): CreateHumanUser's permission, checked once before any user is read.
+  { rpc: `${U}ImportHumanUsers`, write: true, request: r.importHumanUsers, allowed: [...USER_WRITE, OWN] },
+  { rpc: `${U}ImportHumanUsersBatch`, write: true, request: r.importHumanUsers, allowed: [...USER_WRITE, OWN] },
   { rpc: `${U}CreateMachineUser`, write: true, request: r.createMachineUser, allowed: [...USER_WRITE, OWN] },
   { rpc: `${U}ListUsers`, write: false, request: r.listUsers, allowed: [...USER_READ, OWN] },
   { rpc: `${U}GetUser`, write: false, request: r.getUser, allowed: USER_READ, ...HIDDEN, self: "allowed" },

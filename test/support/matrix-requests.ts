@@ -81,6 +81,10 @@ export const requests = {
     const userName = uniqueName("matrix-new-human");
     return { userName, profile: { firstName: "New", lastName: "Human" }, email: { email: `${userName}@example.com` } };
   }),
+  importHumanUsers: fixed(() => {
+    const userName = uniqueName("matrix-imported");
+    return { users: [{ user: { userName, profile: { firstName: "Imported", lastName: "Human" }, email: { email: `${userName}@example.com` } } }] };
+  }),
   createMachineUser: fixed(() => ({ userName: uniqueName("matrix-new-machine"), name: "New Machine" })),
   listUsers: fixed(() => ({ pageSize: 5 })),
   verifyEmail: onUser(true, "plain", (user) => ({ userId: user.userId, verificationCode: "WRONG1" })),

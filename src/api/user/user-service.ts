@@ -15,23 +15,13 @@ import { getUser, listUsers } from "../../queries/user.js";
 import { callerOf } from "../caller.js";
 import { listDetails, optionalDate, optionalTimestamp, toDetailsMessage } from "../convert.js";
 import { toUserMessage } from "./convert.js";
+import { humanUserInputOf } from "./human-user-input.js";
 import { createImportHandlers } from "./import-human-users.js";
 
 export function createUserService(deps: Deps): ServiceImpl<typeof UserService> {
   return {
     async createHumanUser(request, context) {
-      const result = await createHumanUser(deps, callerOf(context), {
-        userName: request.userName,
-        profile: request.profile!,
-        email: request.email!,
-        ...(request.phone ? { phone: request.phone } : {}),
-        password: request.password,
-        ...(request.hashedPassword ? { hashedPassword: request.hashedPassword.value } : {}),
-        passwordChangeRequired: request.passwordChangeRequired,
-        requestPasswordlessRegistration: request.requestPasswordlessRegistration,
-        otpCode: request.otpCode,
-        idps: request.idps,
-      });
+      const result = await createHumanUser(deps, callerOf(context), humanUserInputOf(request));
       const expiration = result.passwordless && create(DurationSchema, { seconds: BigInt(result.passwordless.expiresInSeconds) });
       return {
         userId: result.userId,
