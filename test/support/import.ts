@@ -18,16 +18,14 @@ export const BCRYPT_HASH = "$2b$04$QP0VjXns17EhTqK9lqvYZegW1llDeoGfRN8p3CaXkofbg
 
 /** A user to import, valid as CreateHumanUser takes it (verified email, an imported hash: ACTIVE, no mail). */
 export function importedUser(userName: string, user: Partial<CreateRequestInit> = {}, externalId = ""): ImportedUserInit {
-  return {
-    user: {
-      userName,
-      profile: { firstName: "Imported", lastName: userName },
-      email: { email: `${userName}@example.com`, isEmailVerified: true },
-      hashedPassword: { value: BCRYPT_HASH },
-      ...user,
-    },
-    externalId,
-  };
+  const request = {
+    userName,
+    profile: { firstName: "Imported", lastName: userName },
+    email: { email: `${userName}@example.com`, isEmailVerified: true },
+    hashedPassword: { value: BCRYPT_HASH },
+    ...user,
+  } as CreateRequestInit;
+  return { user: request, externalId };
 }
 
 /** Sends the messages in one ImportHumanUsers stream, each once the previous one is answered in full, and collects every response. */
