@@ -109,6 +109,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       pollMs: config.mail.pollMs,
       maxAttempts: config.mail.maxAttempts,
       retryBaseMs: config.mail.retryBaseMs,
+      ...(config.mail.retentionMs !== undefined ? { retentionMs: config.mail.retentionMs } : {}),
       mailDir: files.mailDir,
       smtp: smtpClient,
     });

@@ -44,6 +44,8 @@ export interface Config {
     pollMs: number;
     maxAttempts: number;
     retryBaseMs: number;
+    /** How long a finished (sent or failed) mail is kept in the outbox before the sweep deletes it (default 7 days). */
+    retentionMs?: number;
   };
 }
 
@@ -95,6 +97,7 @@ const settings = {
   mailPollMs: { flag: "mail-poll-ms", env: "GATEHOUSE_MAIL_POLL_MS", help: "how often the delivery worker looks for due mails", fallback: "1000" },
   mailMaxAttempts: { flag: "mail-max-attempts", env: "GATEHOUSE_MAIL_MAX_ATTEMPTS", help: "delivery attempts before a mail fails", fallback: "10" },
   mailRetryBaseMs: { flag: "mail-retry-base-ms", env: "GATEHOUSE_MAIL_RETRY_BASE_MS", help: "first retry delay (doubles, with jitter)", fallback: "5000" },
+  mailRetentionDays: { flag: "mail-retention-days", env: "GATEHOUSE_MAIL_RETENTION_DAYS", help: "days a sent or failed mail is kept in the outbox (its events stay)", fallback: "7" },
 } satisfies Record<string, Setting>;
 
 const logLevels = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
@@ -181,6 +184,8 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
       pollMs: integer(from(settings.mailPollMs), required(settings.mailPollMs), 10, 3_600_000),
       maxAttempts: integer(from(settings.mailMaxAttempts), required(settings.mailMaxAttempts), 1, 100),
       retryBaseMs: integer(from(settings.mailRetryBaseMs), required(settings.mailRetryBaseMs), 10, 3_600_000),
+      // At least a day: the hosted pages' new-code limit counts the code mails of the last hour.
+      retentionMs: integer(from(settings.mailRetentionDays), required(settings.mailRetentionDays), 1, 3650) * 86_400_000,
     },
   };
 }

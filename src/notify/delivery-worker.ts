@@ -26,7 +26,14 @@ export interface DeliverySettings {
   claimBatch?: number;
   /** How long a claim holds them (default: `leaseFor(claimBatch, smtp.timeoutMs)`). */
   leaseMs?: number;
+  /** How long a finished (sent or failed) mail stays in the outbox; the sweep deletes older ones. Default 7 days. */
+  retentionMs?: number;
 }
+
+/** The retention sweep runs at most this often, deleting at most SWEEP_BATCH mails at a time (bounded work per pass). */
+export const SWEEP_EVERY_MS = 60_000;
+export const SWEEP_BATCH = 500;
+const DEFAULT_RETENTION_MS = 7 * 86_400_000;
 
 /** Messages one pass claims: few, so the lease that must cover sending all of them stays short. */
 export const CLAIM_BATCH = 5;
@@ -202,14 +209,29 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
     return claimed.length === claimBatch && progressed;
   }
 
+  let lastSweep = Number.NEGATIVE_INFINITY;
+  /**
+   * The outbox's retention: deletes finished mails queued longer ago than the retention, at most SWEEP_BATCH, at most
+   * once a SWEEP_EVERY_MS — unless the last sweep was full (more are waiting): then at once. Answers whether it was full.
+   */
+  async function sweep(): Promise<boolean> {
+    const now = deps.clock.now().getTime();
+    if (now - lastSweep < SWEEP_EVERY_MS) return false;
+    const deleted = await deps.store.pruneFinishedOutbox({ queuedBefore: now - (settings.retentionMs ?? DEFAULT_RETENTION_MS), limit: SWEEP_BATCH });
+    const full = deleted === SWEEP_BATCH;
+    lastSweep = full ? Number.NEGATIVE_INFINITY : now;
+    return full;
+  }
+
   const schedule = (more: boolean) => {
     if (!stopped) timer = setTimeout(tick, more ? 0 : settings.pollMs);
   };
   const tick = () => {
     let more = false;
     running = runOnce()
-      .then((again) => {
+      .then(async (again) => {
         more = again;
+        if (!stopped) more = (await sweep()) || more;
       })
       .catch((error: unknown) => logger.error({ err: error }, "delivery pass failed"))
       .finally(() => schedule(more));
@@ -231,5 +253,6 @@ export function createDeliveryWorker(deps: Deps, logger: Logger, metrics: Metric
       await deps.store.releaseOutboxClaims(owner).catch((error: unknown) => logger.warn({ err: error }, "could not release the mails this worker claimed; they wait for their lease to end"));
     },
     runOnce,
+    sweep,
   };
 }

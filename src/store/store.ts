@@ -139,6 +139,13 @@ export interface Store {
   claimDueOutbox(claim: OutboxClaim): Promise<OutboxRow[]>;
   /** Ends every claim `owner` still holds on a pending message (its worker is stopping): any worker may take them now. */
   releaseOutboxClaims(owner: string): Promise<void>;
+  /**
+   * Deletes at most `limit` finished messages (sent or failed) queued before `queuedBefore` — failed ones first, then
+   * sent ones, each oldest first (the order of the `outbox_finished` index, so a sweep reads no more rows than it
+   * deletes); answers how many. The retention of the outbox: a delivered mail's sealed text (which carries its code) has no use left, and
+   * its events (queued, sent, failed) stay as the audit trail. Not an event: a finished message is no domain state.
+   */
+  pruneFinishedOutbox(filter: { queuedBefore: number; limit: number }): Promise<number>;
   getSmtpConfig(instanceId: string): Promise<SmtpConfigRow | undefined>;
   listMembershipsOfUser(userId: string): Promise<MembershipRow[]>;
   findMembership(userId: string, level: MembershipRow["level"], scopeId: string): Promise<MembershipRow | undefined>;

@@ -8,7 +8,7 @@ import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import type { Deps } from "../../src/context.js";
-import { createDeliveryWorker, type DeliverySettings } from "../../src/notify/delivery-worker.js";
+import { createDeliveryWorker, type DeliverySettings, SWEEP_BATCH } from "../../src/notify/delivery-worker.js";
 import type { Store } from "../../src/store/store.js";
 import { createLogger } from "../../src/support/logger.js";
 import { createMetrics, type Metrics } from "../../src/support/metrics.js";
@@ -258,5 +258,74 @@ describe("a pass that fails", () => {
     const line = logs.parsed().find((l) => l.level === 50);
     expect(line).toMatchObject({ err: expect.objectContaining({ message: "database is locked (test)" }) });
     expect(String(line?.msg).trim()).not.toBe("");
+  });
+});
+
+describe("the outbox's retention (README \"Outgoing mail\")", () => {
+  const DAY = 86_400_000;
+  it("a finished mail is deleted once it was queued longer ago than the retention; its events stay, a newer mail stays", async () => {
+    const relay = await relayAnswering({ "gone-550@example.com": 550 });
+    await useRelay(relay.port);
+    const sent = await queueMail("kept-then-gone@example.com");
+    const failed = await queueMail("gone-550@example.com");
+    const { worker } = harness({ retentionMs: 2 * DAY });
+    await worker.runOnce();
+    expect(await row(sent)).toMatchObject({ status: "sent" });
+    expect(await row(failed)).toMatchObject({ status: "failed" });
+    (t.server.gatehouse.deps.clock as TestClock).advance(DAY);
+    const newer = await queueMail("newer@example.com");
+    await worker.runOnce();
+    // Not yet past the retention: the sweep keeps them.
+    expect(await worker.sweep()).toBe(false);
+    expect(await row(sent)).toBeDefined();
+    (t.server.gatehouse.deps.clock as TestClock).advance(DAY + 1);
+    await worker.sweep();
+    expect(await row(sent)).toBeUndefined();
+    expect(await row(failed)).toBeUndefined();
+    expect(await row(newer)).toMatchObject({ status: "sent" });
+    expect((await trail(sent)).map((e) => e.type)).toEqual(["notification.sent"]);
+    expect((await trail(failed)).map((e) => e.type)).toEqual(["notification.failed"]);
+  });
+
+  it("sweeps at most once a minute", async () => {
+    const relay = await relayAnswering({});
+    await useRelay(relay.port);
+    const clock = t.server.gatehouse.deps.clock as TestClock;
+    const { worker } = harness({ retentionMs: DAY });
+    const first = await queueMail();
+    await worker.runOnce();
+    clock.advance(30_000);
+    const second = await queueMail();
+    await worker.runOnce();
+    clock.advance(DAY - 30_000 + 1);
+    await worker.sweep();
+    expect(await row(first)).toBeUndefined();
+    expect(await row(second)).toBeDefined();
+    // 30 s later the second is past the retention too, but the last sweep was less than a minute ago.
+    clock.advance(30_000);
+    expect(await worker.sweep()).toBe(false);
+    expect(await row(second)).toBeDefined();
+    clock.advance(30_000);
+    await worker.sweep();
+    expect(await row(second)).toBeUndefined();
+  });
+
+  it("a full sweep (SWEEP_BATCH mails) is followed by another at once", async () => {
+    const store = t.server.gatehouse.deps.store;
+    const pruned: number[] = [];
+    const counting = new Proxy(store, {
+      get(target, property, receiver) {
+        if (property !== "pruneFinishedOutbox") return Reflect.get(target, property, receiver) as unknown;
+        return async () => {
+          pruned.push(Date.now());
+          return pruned.length === 1 ? SWEEP_BATCH : 3;
+        };
+      },
+    });
+    const { worker } = harness({}, { ...t.server.gatehouse.deps, store: counting });
+    expect(await worker.sweep()).toBe(true);
+    expect(await worker.sweep()).toBe(false);
+    expect(await worker.sweep()).toBe(false);
+    expect(pruned).toHaveLength(2);
   });
 });

@@ -33,6 +33,8 @@ const integers: [string, string, number, number, number, Pick][] = [
   ["mail-poll-ms", "GATEHOUSE_MAIL_POLL_MS", 1_000, 10, 3_600_000, (c) => c.mail.pollMs],
   ["mail-max-attempts", "GATEHOUSE_MAIL_MAX_ATTEMPTS", 10, 1, 100, (c) => c.mail.maxAttempts],
   ["mail-retry-base-ms", "GATEHOUSE_MAIL_RETRY_BASE_MS", 5_000, 10, 3_600_000, (c) => c.mail.retryBaseMs],
+  // Days in, milliseconds out.
+  ["mail-retention-days", "GATEHOUSE_MAIL_RETENTION_DAYS", 7, 1, 3650, (c) => (c.mail.retentionMs ?? 0) / 86_400_000],
 ];
 
 describe.each(integers)("--%s / %s", (flag, env, fallback, min, max, pick) => {

@@ -48,7 +48,7 @@ export function createPostgresCommits(
   db: PostgresDb,
   commitDb: PostgresDb,
   eventLog: ReturnType<typeof createPostgresEventLog>,
-): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "claimDueOutbox" | "releaseOutboxClaims" | "close"> {
+): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "claimDueOutbox" | "releaseOutboxClaims" | "pruneFinishedOutbox" | "close"> {
   let closing: Promise<void> | undefined;
   return {
     async commit(commit) {
@@ -96,6 +96,16 @@ export function createPostgresCommits(
         .update(outbox)
         .set({ claimedBy: null, claimedUntil: null })
         .where(and(eq(outbox.claimedBy, owner), eq(outbox.status, "pending")));
+    },
+    // Not a commit, like a claim: replicas sweeping at once skip each other's rows (SKIP LOCKED) instead of waiting.
+    async pruneFinishedOutbox(filter) {
+      const deleted = await commitDb
+        .delete(outbox)
+        .where(
+          sql`${outbox.id} IN (SELECT id FROM outbox WHERE status IN ('sent', 'failed') AND created_at < ${filter.queuedBefore} ORDER BY status, created_at LIMIT ${filter.limit} FOR UPDATE SKIP LOCKED)`,
+        )
+        .returning({ id: outbox.id });
+      return deleted.length;
     },
     close() {
       // Once: a store may be closed twice (an error path and the stop), and pg refuses a second end().

@@ -21,7 +21,7 @@ export function createSqliteCommits(
   db: GatehouseDb,
   eventLog: ReturnType<typeof createSqliteEventLog>,
   options: SqliteOptions,
-): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "claimDueOutbox" | "releaseOutboxClaims" | "close"> & { enterReads(): void } {
+): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "claimDueOutbox" | "releaseOutboxClaims" | "pruneFinishedOutbox" | "close"> & { enterReads(): void } {
   const log = syncsLog(options.synchronous) ? openLogSync(sqlite) : undefined;
   const applyWrite = createSqliteWrites(db);
   const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
@@ -103,6 +103,17 @@ export function createSqliteCommits(
         .where(and(eq(outbox.claimedBy, owner), eq(outbox.status, "pending")))
         .run();
       groupSync?.noteCommit();
+    },
+    async pruneFinishedOutbox(filter) {
+      groupSync?.refuseIfFailed();
+      windows.close();
+      const { changes } = db
+        .delete(outbox)
+        .where(sql`rowid IN (SELECT rowid FROM outbox WHERE status IN ('sent', 'failed') AND created_at < ${filter.queuedBefore} ORDER BY status, created_at LIMIT ${filter.limit})`)
+        .run();
+      // Not awaited: a deletion lost to a power cut is only made again by the next sweep.
+      groupSync?.noteCommit();
+      return changes;
     },
     async close() {
       // A sync in flight finishes first; after a failed sync the database is left as it is on disk (no closing

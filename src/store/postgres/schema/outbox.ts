@@ -29,5 +29,10 @@ export const outbox = pgTable(
     claimedUntil: bigint("claimed_until", { mode: "number" }),
     position: position(),
   },
-  (table) => [index("outbox_due").on(table.status, table.nextAttemptAt), index("outbox_user").on(table.userId)],
+  (table) => [
+    index("outbox_due").on(table.status, table.nextAttemptAt),
+    index("outbox_user").on(table.userId),
+    // The retention sweep (Store.pruneFinishedOutbox): finished mails, oldest first.
+    index("outbox_finished").on(table.status, table.createdAt),
+  ],
 );

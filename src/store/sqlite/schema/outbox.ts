@@ -27,5 +27,10 @@ export const outbox = sqliteTable(
     claimedBy: text("claimed_by"),
     claimedUntil: integer("claimed_until"),
   },
-  (table) => [index("outbox_due").on(table.status, table.nextAttemptAt), index("outbox_user").on(table.userId)],
+  (table) => [
+    index("outbox_due").on(table.status, table.nextAttemptAt),
+    index("outbox_user").on(table.userId),
+    // The retention sweep (Store.pruneFinishedOutbox): finished mails, oldest first.
+    index("outbox_finished").on(table.status, table.createdAt),
+  ],
 );

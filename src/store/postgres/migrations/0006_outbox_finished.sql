@@ -1,0 +1,1 @@
+CREATE INDEX "outbox_finished" ON "outbox" USING btree ("status","created_at");

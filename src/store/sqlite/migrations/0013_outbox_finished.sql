@@ -1,0 +1,1 @@
+CREATE INDEX `outbox_finished` ON `outbox` (`status`,`created_at`);
