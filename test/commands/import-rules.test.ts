@@ -1,0 +1,118 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
+import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { createHumanUser } from "../../src/commands/human-user.js";
+import { chunksOf, type ImportItem, type ImportOptions, type ImportResult, startImport } from "../../src/commands/import-human-users.js";
+import type { Caller, Deps } from "../../src/context.js";
+import { DomainError, invalidArgument } from "../../src/domain/errors.js";
+import type { Store } from "../../src/store/store.js";
+import { useTestServer } from "../support/server.js";
+import { adminCaller } from "./rules-support.js";
+
+/**
+ * The import's chunks in-process (issue 14): a chunk is one commit; when another call takes one of its user names
+ * between the chunk's read and its commit, the commit is refused whole — and the import answers every other user of
+ * the chunk all the same, the raced one as its conflict mode says. A store that fails ends the import instead.
+ */
+const t = useTestServer();
+let orgId: string;
+let caller: Caller;
+let n = 0;
+const fresh = (prefix: string) => `${prefix}-${++n}`;
+
+beforeAll(async () => {
+  ({ organizationId: orgId } = await t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken }).createOrganization({ name: "Import rules" }));
+  caller = await adminCaller(t, orgId);
+});
+
+const input = (userName: string, externalId = "") => ({
+  userName,
+  profile: { firstName: "Raced", lastName: userName, nickName: "", displayName: "", preferredLanguage: "", gender: 0 },
+  email: { email: `${userName}@example.com`, isEmailVerified: true },
+  password: "",
+  hashedPassword: "$2b$04$QP0VjXns17EhTqK9lqvYZegW1llDeoGfRN8p3CaXkofbgMJuWm8XG",
+  passwordChangeRequired: false,
+  requestPasswordlessRegistration: false,
+  otpCode: "",
+  idps: [],
+  externalId,
+});
+
+/** The server's deps, with a store whose `method` runs `meanwhile` (once) before it answers. */
+function depsWith(method: keyof Store, meanwhile: () => Promise<unknown>): Deps {
+  const deps = t.server.gatehouse.deps;
+  let ran = false;
+  const store = new Proxy(deps.store, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== "function") return value;
+      if (property !== method) return value.bind(target);
+      return async (...args: unknown[]) => {
+        const result = await (value as (...a: unknown[]) => unknown).apply(target, args);
+        if (!ran) {
+          ran = true;
+          await meanwhile();
+        }
+        return result;
+      };
+    },
+  }) as Store;
+  return { ...deps, store };
+}
+
+async function importAll(deps: Deps, items: ImportItem[], options: ImportOptions): Promise<ImportResult[]> {
+  const importer = await startImport(deps, caller);
+  const results: ImportResult[] = [];
+  for await (const chunk of importer.importBatch(items, options)) results.push(...chunk.results);
+  return results;
+}
+
+const outcomes = (results: ImportResult[]) => results.map((r) => (r.outcome === "failed" ? `failed ${r.error.reason}` : r.outcome));
+
+describe("a chunk raced by another call", () => {
+  it.each([
+    ["fail", "failed user.already_exists"],
+    ["skip", "skipped"],
+  ] as const)("answers every user under %s: the others created, the raced one as its conflict", async (onConflict, raced) => {
+    const names = [fresh("race"), fresh("race"), fresh("race"), fresh("race"), fresh("race")];
+    let racedId = "";
+    // Between the chunk's read of existing users and its commit, another call creates the third user.
+    const deps = depsWith("findUsersByNameKeysOrExternalIds", async () => {
+      racedId = (await createHumanUser(t.server.gatehouse.deps, caller, input(names[2]!))).userId;
+    });
+    const results = await importAll(deps, names.map((name) => ({ input: input(name) })), { onConflict, sendInitializationMails: false });
+    expect(results.map((r) => r.index)).toEqual([0, 1, 2, 3, 4]);
+    expect(outcomes(results)).toEqual(["created", "created", raced, "created", "created"]);
+    if (onConflict === "skip") expect(results[2]).toMatchObject({ userId: racedId });
+    const users = t.clients.client(UserService, "connect-json-http1", { token: t.server.adminToken, orgId });
+    for (const name of names) expect((await users.listUsers({ userName: name })).users).toHaveLength(1);
+  });
+
+  it("ends the import when the store fails (unavailable): no user of the chunk is answered", async () => {
+    const deps = t.server.gatehouse.deps;
+    const failing = new Proxy(deps.store, {
+      get(target, property, receiver) {
+        if (property === "commit") return async () => Promise.reject(new DomainError("unavailable", "store.unavailable", "the database cannot be reached; retry later"));
+        const value = Reflect.get(target, property, receiver) as unknown;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Store;
+    await expect(importAll({ ...deps, store: failing }, [{ input: input(fresh("down")) }], { onConflict: "fail", sendInitializationMails: false })).rejects.toMatchObject({
+      reason: "store.unavailable",
+    });
+  });
+});
+
+describe("chunks", () => {
+  const rejected: ImportItem = { rejected: invalidArgument("request.invalid", "invalid request") };
+  const sizes = (items: ImportItem[]) => [...chunksOf(items, 10)].map((chunk) => chunk.map((entry) => entry.index));
+
+  it("keeps a message whole unless a user name (case-insensitively) or external id repeats; indices continue from the first", () => {
+    expect(sizes([{ input: input("a", "x") }, rejected, { input: input("b", "y") }, { input: input("c") }, { input: input("d") }])).toEqual([[10, 11, 12, 13, 14]]);
+    expect(sizes([{ input: input("a") }, { input: input("b") }, { input: input("A") }, { input: input("c") }])).toEqual([[10, 11], [12, 13]]);
+    expect(sizes([{ input: input("a", "x") }, rejected, { input: input("b", "x") }])).toEqual([[10, 11], [12]]);
+    // No external id is no repeat.
+    expect(sizes([{ input: input("a", "") }, { input: input("b", "") }])).toEqual([[10, 11]]);
+    expect(sizes([])).toEqual([]);
+  });
+});
