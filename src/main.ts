@@ -32,6 +32,11 @@ if (outcome.kind === "done") {
   process.exit(0);
 }
 
+if (outcome.kind === "run") {
+  const code = await outcome.run({ stdout: process.stdout, stderr: process.stderr, onInterrupt: (listener) => process.on("SIGINT", listener) });
+  process.exit(code);
+}
+
 let config;
 try {
   config = loadConfig(outcome.argv);

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { dataFiles, describeSettings } from "../config.js";
 import { backupDatabase } from "./backup.js";
+import { addImportCommand, type RunningCommand } from "./import-command.js";
 import { databaseName, migrateDataDir, recoverAdminToken } from "./maintenance.js";
 import { restoreDatabase } from "./restore.js";
 
@@ -18,7 +19,7 @@ function packageVersion(): string {
 }
 
 /** What a subcommand hands back to main.ts, the only place with process side effects. */
-export type CliOutcome = { kind: "serve"; argv: string[] } | { kind: "done"; lines: string[] };
+export type CliOutcome = { kind: "serve"; argv: string[] } | { kind: "done"; lines: string[] } | RunningCommand;
 
 const databaseUrlOption = () =>
   new Option("--database-url <url>", "a PostgreSQL database (postgres://…) instead of the data dir's SQLite file").env("GATEHOUSE_DATABASE_URL");
@@ -108,6 +109,10 @@ export async function runCli(argv: string[]): Promise<CliOutcome> {
         lines: [`${result.userCreated ? "re-created the admin user and wrote" : "wrote"} a new IAM_OWNER token for it to ${result.tokenFile} (mode 0600)`],
       };
     });
+
+  addImportCommand(program, (command) => {
+    outcome = command;
+  });
 
   await program.parseAsync(argv, { from: "user" });
   return outcome;

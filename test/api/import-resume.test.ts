@@ -105,12 +105,12 @@ describe.each([
     expect(new Set(stored.map((row) => row.user_name)).size).toBe(USERS);
     const byName = new Map(stored.map((row) => [row.user_name, row.id]));
     for (const [index, userId] of acknowledged) expect(byName.get(`${prefix}-${index}`)).toBe(userId);
-    const [{ added }] = await storedRows<{ added: number }>(
+    const [counted] = await storedRows<{ added: number }>(
       server,
       "select count(*) as added from events where type = 'user.human.added' and aggregate_id in (select id from users where user_name like ?)",
       `${prefix}-%`,
     );
-    expect(Number(added)).toBe(USERS);
+    expect(Number(counted?.added)).toBe(USERS);
     running.at(-1)!.child.kill("SIGTERM");
     await running.at(-1)!.exit;
   });

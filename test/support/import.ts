@@ -41,7 +41,7 @@ export async function streamImport(users: Client<typeof UserService>, messages: 
 export const outcomeName = (outcome: ImportOutcome) => ImportOutcome[outcome].toLowerCase();
 
 /** A result as tests compare it: index, outcome, and the error's code, reason and violated fields. */
-export function resultShape(result: ImportHumanUserResult) {
+export function resultShape(result: ImportHumanUserResult): { index: number; outcome: string; userId?: string; code?: string; reason?: string | undefined; fields?: string[] } {
   return {
     index: Number(result.index),
     outcome: outcomeName(result.outcome),

@@ -1,0 +1,146 @@
+import { create, fromJson, type JsonValue } from "@bufbuild/protobuf";
+import { createReadStream } from "node:fs";
+import { CreateHumanUserRequestSchema, type ImportedHumanUser, ImportedHumanUserSchema } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { createCsvSplitter, csvHeader, csvRecordToJson, RowError } from "./import-csv.js";
+
+export type ImportFormat = "jsonl" | "csv";
+
+/** The key a report line adds to its row (import-report.ts); a row fed back from a report drops it. */
+export const REPORT_ERROR_KEY = "importError";
+
+/** Why a row was not sent: found here, before the server saw it, and reported like a server's error. */
+export interface RowProblem {
+  reason: string;
+  message: string;
+  field: string;
+}
+
+export interface ImportRow {
+  /** The row's number in the file, from 1: non-empty lines of JSON Lines, records after the header of CSV. */
+  number: number;
+  /** The line of the file it starts on. */
+  line: number;
+  /** The row as JSON: CreateHumanUserRequest's JSON form plus `externalId` (what a report line repeats). */
+  json?: Record<string, unknown>;
+  /** The row's text, when it is not a JSON object. */
+  raw?: string;
+  /** The length of its text: what it adds to a request message, about. */
+  size: number;
+  /** The user to send, or the problem that keeps it from being sent. */
+  user?: ImportedHumanUser;
+  problem?: RowProblem;
+}
+
+/** The user of a row's JSON: CreateHumanUserRequest in its proto3 JSON form (unknown fields refused) plus `externalId`. */
+function userOf(json: Record<string, unknown>): ImportedHumanUser {
+  const { externalId, ...request } = json;
+  if (externalId !== undefined && typeof externalId !== "string") throw new RowError("externalId must be a string", "external_id");
+  try {
+    const user = fromJson(CreateHumanUserRequestSchema, request as JsonValue);
+    return create(ImportedHumanUserSchema, { user, externalId: externalId ?? "" });
+  } catch (error) {
+    throw new RowError(`not a CreateHumanUserRequest: ${(error as Error).message.slice(0, 300)}`, "row");
+  }
+}
+
+/** A row from its JSON (a JSON Lines line, a CSV record made JSON), with its user or its problem. */
+function rowOf(number: number, line: number, toJson: () => Record<string, unknown>, raw: string): ImportRow {
+  let json: Record<string, unknown>;
+  try {
+    json = toJson();
+  } catch (error) {
+    const field = error instanceof RowError ? error.field : "row";
+    return { number, line, raw, size: raw.length, problem: { reason: "row.malformed", message: (error as Error).message, field } };
+  }
+  try {
+    return { number, line, json, size: raw.length, user: userOf(json) };
+  } catch (error) {
+    return { number, line, json, size: raw.length, problem: { reason: "row.malformed", message: (error as Error).message, field: (error as RowError).field } };
+  }
+}
+
+function parseJsonLine(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new RowError("the line is not JSON", "row");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new RowError("the line is not a JSON object", "row");
+  const { [REPORT_ERROR_KEY]: _reported, ...row } = value as Record<string, unknown>;
+  return row;
+}
+
+/** The file's text in chunks, read only as fast as they are taken (a stream pauses while nobody reads it). */
+async function* chunks(file: string): AsyncGenerator<string> {
+  yield* createReadStream(file, { encoding: "utf8", highWaterMark: 256 * 1024 }) as AsyncIterable<string>;
+}
+
+/** The lines of the file, numbered from 1, without their line ends. */
+async function* lines(file: string): AsyncGenerator<{ text: string; line: number }> {
+  let rest = "";
+  let line = 0;
+  for await (const chunk of chunks(file)) {
+    const parts = (rest + chunk).split("\n");
+    rest = parts.pop()!;
+    for (const text of parts) yield { text: text.endsWith("\r") ? text.slice(0, -1) : text, line: ++line };
+  }
+  if (rest !== "") yield { text: rest, line: ++line };
+}
+
+/** The rows of a JSON Lines file: every non-empty line is one. */
+async function* jsonLinesRows(file: string): AsyncGenerator<ImportRow> {
+  let number = 0;
+  for await (const { text, line } of lines(file)) {
+    if (text.trim() === "") continue;
+    yield rowOf(++number, line, () => parseJsonLine(text), text);
+  }
+}
+
+/** CSV records with the line each starts on. */
+async function* csvRecords(file: string): AsyncGenerator<{ record: string[]; line: number }> {
+  const splitter = createCsvSplitter();
+  let line = 1;
+  const numbered = (records: string[][]) =>
+    records.map((record) => {
+      const start = line;
+      line += 1 + record.reduce((breaks, field) => breaks + (field.match(/\n/g)?.length ?? 0), 0);
+      return { record, line: start };
+    });
+  for await (const chunk of chunks(file)) yield* numbered(splitter.push(chunk));
+  yield* numbered(splitter.end());
+}
+
+/** The rows of a CSV file: the first record is the header (csv-columns), every later non-blank record a row. */
+async function* csvRows(file: string): AsyncGenerator<ImportRow> {
+  let columns: ReturnType<typeof csvHeader> | undefined;
+  let number = 0;
+  for await (const { record, line } of csvRecords(file)) {
+    if (!columns) {
+      columns = csvHeader(record);
+      continue;
+    }
+    if (record.length === 1 && record[0]!.trim() === "") continue;
+    const known = columns;
+    yield rowOf(++number, line, () => csvRecordToJson(known, record), record.join(","));
+  }
+}
+
+/** The rows of an import file, in order; a CSV header that cannot be mapped throws (a usage error). */
+export function readRows(file: string, format: ImportFormat): AsyncGenerator<ImportRow> {
+  return format === "csv" ? csvRows(file) : jsonLinesRows(file);
+}
+
+/** How many rows the file has (for the progress bar's total and ETA): a pass over the file that parses nothing. */
+export async function countRows(file: string, format: ImportFormat): Promise<number> {
+  let count = 0;
+  if (format === "csv") {
+    for await (const { record } of csvRecords(file)) if (!(record.length === 1 && record[0]!.trim() === "")) count++;
+    return Math.max(0, count - 1);
+  }
+  for await (const { text } of lines(file)) if (text.trim() !== "") count++;
+  return count;
+}
+
+/** The format of a file named on the command line: `.csv` is CSV, anything else JSON Lines. */
+export const formatOf = (file: string): ImportFormat => (file.toLowerCase().endsWith(".csv") ? "csv" : "jsonl");

@@ -1,0 +1,176 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { createCsvSplitter, CsvHeaderError, csvHeader, csvRecordToJson } from "../../src/cli/import-csv.js";
+import { createProgress, duration, summary } from "../../src/cli/import-progress.js";
+import { createReport } from "../../src/cli/import-report.js";
+import { countRows, formatOf, readRows } from "../../src/cli/import-rows.js";
+
+/**
+ * The parts of `gatehouse import` that need no server (issue 14): CSV records and their mapping, the rows of a file,
+ * the report of rejected rows, the progress on a terminal and in a log.
+ */
+const dir = mkdtempSync(join(tmpdir(), "gatehouse-import-parts-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("CSV records", () => {
+  const split = (...chunks: string[]) => {
+    const splitter = createCsvSplitter();
+    return [...chunks.flatMap((chunk) => splitter.push(chunk)), ...splitter.end()];
+  };
+
+  it("splits RFC 4180 text however it is cut into chunks: quotes, doubled quotes, commas and line breaks in fields, CRLF", () => {
+    const text = '\uFEFFa,b,c\r\n"x, y","say ""hi""","two\nlines"\r\nplain,,last';
+    const expected = [
+      ["a", "b", "c"],
+      ["x, y", 'say "hi"', "two\nlines"],
+      ["plain", "", "last"],
+    ];
+    expect(split(text)).toEqual(expected);
+    for (let cut = 1; cut < text.length; cut++) expect(split(text.slice(0, cut), text.slice(cut))).toEqual(expected);
+    expect(split("a,b\n")).toEqual([["a", "b"]]);
+    expect(split("")).toEqual([]);
+  });
+
+  it("maps a header in any spelling, and refuses unknown, repeated or missing columns", () => {
+    expect(csvHeader(["User Name", "EMAIL", "first-name", "externalId"])).toEqual(["user_name", "email", "first_name", "external_id"]);
+    expect(() => csvHeader(["user_name", "email", "age"])).toThrow(CsvHeaderError);
+    expect(() => csvHeader(["user_name", "email", "Email"])).toThrow("the CSV column email appears twice");
+    expect(() => csvHeader(["user_name", "first_name"])).toThrow("the CSV header has no email column");
+    expect(() => csvHeader(["email"])).toThrow("the CSV header has no user_name column");
+  });
+
+  it("makes a record the JSON of CreateHumanUserRequest: empty cells left out, flags and gender read, one IDP link", () => {
+    const columns = csvHeader(["user_name", "first_name", "last_name", "email", "email_verified", "phone", "phone_verified", "gender", "password", "hashed_password", "password_change_required", "otp_code", "idp_config_id", "idp_external_user_id", "idp_display_name", "external_id"]);
+    expect(csvRecordToJson(columns, ["ada", "Ada", "King", "ada@example.com", "TRUE", "+41 44", "1", "Female", "", "$2b$x", "yes", "JBSWY3DP", "idp-1", "ada-at-idp", "Ada at IdP", "src-1"])).toEqual({
+      userName: "ada",
+      profile: { firstName: "Ada", lastName: "King", gender: "GENDER_FEMALE" },
+      email: { email: "ada@example.com", isEmailVerified: true },
+      phone: { phone: "+41 44", isPhoneVerified: true },
+      hashedPassword: { value: "$2b$x" },
+      passwordChangeRequired: true,
+      otpCode: "JBSWY3DP",
+      idps: [{ configId: "idp-1", externalUserId: "ada-at-idp", displayName: "Ada at IdP" }],
+      externalId: "src-1",
+    });
+    expect(csvRecordToJson(columns, ["b", "", "", "b@example.com", "no", "", "", "gender_unspecified", "Pw-1234!", "", "0", "", "", "", "", ""])).toEqual({
+      userName: "b",
+      profile: {},
+      email: { email: "b@example.com" },
+      password: "Pw-1234!",
+    });
+    expect(() => csvRecordToJson(columns, ["too", "short"])).toThrow("the row has 2 fields, the header 16");
+    expect(() => csvRecordToJson(columns, ["c", "", "", "c@example.com", "maybe", "", "", "", "", "", "", "", "", "", "", ""])).toThrow(/email_verified must be true or false/);
+    expect(() => csvRecordToJson(columns, ["c", "", "", "c@example.com", "", "", "", "robot", "", "", "", "", "", "", "", ""])).toThrow(/gender must be female, male, diverse or empty/);
+  });
+});
+
+describe("the rows of a file", () => {
+  const write = (name: string, text: string) => {
+    const file = join(dir, name);
+    writeFileSync(file, text);
+    return file;
+  };
+  const rows = async (file: string) => {
+    const out = [];
+    for await (const row of readRows(file, formatOf(file))) out.push(row);
+    return out;
+  };
+
+  it("numbers JSON Lines rows (non-empty lines) and lines; drops a report's importError; refuses what is no CreateHumanUserRequest", async () => {
+    const file = write(
+      "rows.jsonl",
+      ['{"userName":"a","email":{"email":"a@example.com"},"externalId":"x"}', "", "  ", "[1]", '{"userName":"b","importError":{"reason":"old"}}', '{"userName":"c","shoeSize":42}', '{"userName":"d","externalId":7}', "{"].join("\n"),
+    );
+    const read = await rows(file);
+    expect(read.map((row) => [row.number, row.line, row.problem?.reason ?? "ok"])).toEqual([
+      [1, 1, "ok"],
+      [2, 4, "row.malformed"],
+      [3, 5, "ok"],
+      [4, 6, "row.malformed"],
+      [5, 7, "row.malformed"],
+      [6, 8, "row.malformed"],
+    ]);
+    expect(read[0]!.user).toMatchObject({ externalId: "x", user: { userName: "a", email: { email: "a@example.com" } } });
+    expect(read[2]!.json).toEqual({ userName: "b" });
+    expect(read[3]!.problem?.message).toContain("shoeSize");
+    expect(read[4]!.problem).toMatchObject({ field: "external_id", message: "externalId must be a string" });
+    expect(read[5]).toMatchObject({ raw: "{", problem: { message: "the line is not JSON" } });
+    expect(await countRows(file, "jsonl")).toBe(6);
+  });
+
+  it("numbers CSV rows after the header, by the line each starts on, and counts them", async () => {
+    const file = write("rows.csv", 'user_name,email,nick_name\na,a@example.com,"two\nlines"\n\nb,b@example.com,x\n');
+    const read = await rows(file);
+    expect(read.map((row) => [row.number, row.line, row.json?.["userName"]])).toEqual([
+      [1, 2, "a"],
+      [2, 5, "b"],
+    ]);
+    expect(await countRows(file, "csv")).toBe(2);
+  });
+});
+
+describe("the report", () => {
+  it("writes each rejected row as its JSON plus importError, 0600, only once a row is rejected, appending when resumed", async () => {
+    const file = join(dir, "report.jsonl");
+    const report = createReport(file, false);
+    await report.close();
+    expect(() => readFileSync(file)).toThrow();
+    const error = { code: "invalid_argument", reason: "email.invalid", message: "no", fieldViolations: [{ field: "email.email", description: "no" }] };
+    const first = createReport(file, false);
+    await first.write({ number: 3, line: 4, size: 1, json: { userName: "a" } }, error);
+    await first.write({ number: 5, line: 6, size: 1, raw: "{" }, error);
+    await first.close();
+    const resumed = createReport(file, true);
+    await resumed.write({ number: 9, line: 9, size: 1, json: { userName: "z" } }, error);
+    await resumed.close();
+    expect(resumed.count()).toBe(1);
+    expect(readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as unknown)).toEqual([
+      { userName: "a", importError: { row: 3, line: 4, ...error } },
+      { importError: { row: 5, line: 6, ...error, raw: "{" } },
+      { userName: "z", importError: { row: 9, line: 9, ...error } },
+    ]);
+  });
+});
+
+describe("progress", () => {
+  const counts = (done: number, rejected = 0) => ({ done, total: 1000, created: done, updated: 0, unchanged: 0, skipped: 0, rejected });
+
+  it("on a terminal: a bar redrawn in place at most five times a second, with users/s, done/total, errors and ETA", () => {
+    const written: string[] = [];
+    let clock = 0;
+    const progress = createProgress({ write: (text: string) => written.push(text), isTTY: true, columns: 120 }, 0, () => clock);
+    clock = 1000;
+    progress.update(counts(100));
+    clock = 1100;
+    progress.update(counts(120));
+    clock = 2000;
+    progress.update(counts(200, 2));
+    expect(written).toEqual([
+      "\r\u001b[K[###...........................]  10% 100/1,000 users · 100 users/s · 0 errors · ETA 0:09",
+      "\r\u001b[K[######........................]  20% 200/1,000 users · 100 users/s · 2 errors · ETA 0:08",
+    ]);
+    progress.clear();
+    expect(written.at(-1)).toBe("\r\u001b[K");
+  });
+
+  it("elsewhere: a plain line every five seconds, and nothing to clear", () => {
+    const written: string[] = [];
+    let clock = 0;
+    const progress = createProgress({ write: (text: string) => written.push(text) }, 500, () => clock);
+    for (clock = 1000; clock <= 12_000; clock += 1000) progress.update(counts(500 + clock / 100));
+    expect(written).toEqual(["import: 510/1,000 users · 10 users/s · 0 errors · ETA 0:49 (51%)\n", "import: 560/1,000 users · 10 users/s · 0 errors · ETA 0:44 (56%)\n", "import: 610/1,000 users · 10 users/s · 0 errors · ETA 0:39 (61%)\n"]);
+    progress.clear();
+    expect(written).toHaveLength(3);
+  });
+
+  it("sums up, naming the report only when rows were rejected", () => {
+    expect(duration(75)).toBe("1:15");
+    expect(duration(3725)).toBe("1:02:05");
+    expect(summary({ ...counts(1000, 3), created: 990, skipped: 7 }, 0, 2, "r.jsonl")).toBe(
+      "1,000 rows in 0:02 (500 users/s): 990 created, 0 updated, 0 unchanged, 7 skipped, 3 rejected — the rejected rows and why are in r.jsonl",
+    );
+    expect(summary(counts(1000), 400, 3, undefined)).toBe("600 rows in 0:03 (200 users/s): 1,000 created, 0 updated, 0 unchanged, 0 skipped, 0 rejected");
+  });
+});
