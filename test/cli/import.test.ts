@@ -114,6 +114,30 @@ describe("Ctrl-C and the resume point", () => {
   });
 });
 
+describe("streams the server ends early", () => {
+  it("go on in a new stream, sending again what was not answered, without conflicts of its own", { timeout: 120_000 }, async () => {
+    // A server whose streams last half a second (GATEHOUSE_STREAM_MAX_LIFETIME_MS): the import needs many.
+    const shortDir = join(root, "short-streams");
+    const short = await serveGatehouse(shortDir, ["--stream-max-lifetime-ms", "500"]);
+    try {
+      const prefix = "cut-";
+      const file = join(root, "cut.jsonl");
+      writeFileSync(file, `${Array.from({ length: 6_000 }, (_, i) => row(`${prefix}${i + 1}`)).join("\n")}\n`);
+      const started = Date.now();
+      const result = await runGatehouse(["import", file, "--url", short.url, "--token-file", join(shortDir, "admin.pat"), "--batch-size", "100"]);
+      expect(result).toMatchObject({ code: 0, stderr: "" });
+      // It ran for longer than one stream may last, and the FAIL import saw no conflict with itself.
+      expect(Date.now() - started).toBeGreaterThan(500);
+      expect(result.stdout).toMatch(/: (5,\d{3}|6,000) created, 0 updated, 0 unchanged, (\d+) skipped, 0 rejected/);
+      const stored = await storedRows<{ user_name: string }>({ dataDir: shortDir }, "select user_name from users where user_name like ?", `${prefix}%`);
+      expect(stored.length).toBe(6_000);
+      expect(new Set(stored.map((user) => user.user_name)).size).toBe(6_000);
+    } finally {
+      await stopGatehouse(short);
+    }
+  });
+});
+
 describe("CSV", () => {
   it("maps the documented columns (any spelling of the header), with quoted fields", async () => {
     const file = join(root, "people.csv");
