@@ -181,13 +181,20 @@ export async function planChunk(scope: ImportScope, entries: ChunkEntry[], optio
   return entries.map((entry) => planned.get(entry.index)!);
 }
 
-/** UPDATE of an own existing user: nothing when it has every value; else the privilege ceiling, then the re-import. */
+/**
+ * UPDATE of an own existing user: nothing when it has every value; else the privilege ceiling, then the re-import. A
+ * plain password is verified against the stored hash, and the answer (UNCHANGED or UPDATED) tells whether it is the
+ * user's: the ceiling comes first then, so no importer can test guesses at the password of a user above it.
+ */
 async function planReimport(scope: ImportScope, update: ToUpdate): Promise<Planned> {
   const { index, user, checked, externalId } = update;
+  // Changing a user is acting on its credentials and identity: the importer must hold everything it holds.
+  let ceiling: Promise<string | undefined> | undefined;
+  const checkCeiling = () => (ceiling ??= requireCeilingOver(scope.deps, scope.caller, user.id));
+  if (checked.input.password) await checkCeiling();
   const reimport = reimportOf(user, checked, externalId, await reimportedPasswordHash(user, checked));
   if (!reimport) return { result: { index, outcome: "unchanged", userId: user.id }, writes: [], events: [] };
-  // Changing a user is acting on its credentials and identity: the importer must hold everything it holds.
-  const checkedMemberships = await requireCeilingOver(scope.deps, scope.caller, user.id);
+  const checkedMemberships = await checkCeiling();
   const writes = reimport.writes.map((write) => (write.kind === "user.importUpdate" && checkedMemberships !== undefined ? { ...write, checkedMemberships } : write));
   return { result: { index, outcome: "updated", userId: user.id }, writes, events: [reimport.event] };
 }
