@@ -29,8 +29,8 @@ export interface Reimport {
  * The re-import of `user` from `checked` (ON_CONFLICT_UPDATE): profile, email and phone are replaced (a phone not given
  * is removed); an address that stays the same keeps its verification (a re-run of an old file must not undo one); a
  * changed email voids the pending email code (it went to the old address); `passwordHash` (reimportedPasswordHash) is
- * set when given; an external id is set on a user that had none; an INITIAL user that now has a verified email and a
- * password becomes ACTIVE. Undefined when nothing would change: no write, no event.
+ * set when given, and then voids a pending init code; an external id is set on a user that had none; an INITIAL user
+ * that now has a verified email and a password becomes ACTIVE. Undefined when nothing would change: no write, no event.
  */
 export function reimportOf(user: UserRow, checked: CheckedHumanUser, externalId: string, passwordHash: string | undefined): Reimport | undefined {
   const { input } = checked;
@@ -57,6 +57,8 @@ export function reimportOf(user: UserRow, checked: CheckedHumanUser, externalId:
     ...(adoptsExternalId ? { externalId } : {}),
   };
   const voidEmailCode: RowWrite[] = user.emailKey !== key ? [{ kind: "code.void", userId: user.id, codeKind: "email" }] : [];
+  // As SetPassword: the init code's link would set a password again over the one set now (by whoever holds the mail).
+  const voidInitCode: RowWrite[] = passwordHash !== undefined ? [{ kind: "code.void", userId: user.id, codeKind: "init" }] : [];
   const event: NewEvent = {
     aggregateType: "user",
     aggregateId: user.id,
@@ -71,5 +73,5 @@ export function reimportOf(user: UserRow, checked: CheckedHumanUser, externalId:
     },
     resourceOwner: user.orgId,
   };
-  return { writes: [write, ...voidEmailCode], event };
+  return { writes: [write, ...voidEmailCode, ...voidInitCode], event };
 }

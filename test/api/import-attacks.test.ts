@@ -111,6 +111,20 @@ describe("the privilege ceiling", () => {
   });
 });
 
+describe("codes a re-import leaves behind", () => {
+  it("voids a pending init code when an UPDATE sets the password: its link would set another one over it", async () => {
+    const name = fresh("init");
+    // Created without a password: an initialization mail with an init code.
+    const { userId } = await admin().createHumanUser({ userName: name, profile: { firstName: "Ada", lastName: "King" }, email: { email: `${name}@example.com` } });
+    const pending = async () => (await storedRows<{ kind: string }>(t.server, "select kind from one_time_codes where user_id = ? and used_at is null", userId)).map((row) => row.kind).sort();
+    expect(await pending()).toContain("init");
+    const answer = await usersAs(manager.token).importHumanUsersBatch({ users: [importedUser(name, { email: { email: `${name}@example.com` } })], onConflict: OnConflict.UPDATE });
+    expect(answer.results.map(resultShape)).toMatchObject([{ outcome: "updated", userId }]);
+    expect((await storedPassword(t, userId)).hash).toBe(BCRYPT_HASH);
+    expect(await pending()).not.toContain("init");
+  });
+});
+
 describe("input CreateHumanUser refuses", () => {
   const costly: [string, string][] = [
     ["bcrypt cost 31", "$2b$31$QP0VjXns17EhTqK9lqvYZegW1llDeoGfRN8p3CaXkofbgMJuWm8XG"],
