@@ -24,10 +24,25 @@ export async function authenticate(
   const match = /^Bearer ([\x21-\x7e]+)$/i.exec(authorization.trim());
   if (!match?.[1]) throw unauthenticated("auth.malformed", "the Authorization header must be: Bearer <token>");
   const parsed = parseToken(match[1]);
-  const { token, user, organization, memberships } = parsed ? await loadRows(parsed.tokenId) : { memberships: [] };
-  if (!parsed || !token || !constantTimeEqual(sha256Hex(parsed.secret), token.secretHash)) {
+  const rows: AccessRows = parsed ? await loadRows(parsed.tokenId) : { memberships: [] };
+  if (!parsed || !rows.token || !constantTimeEqual(sha256Hex(parsed.secret), rows.token.secretHash)) {
     throw unauthenticated("auth.token_invalid", "the token is not valid");
   }
+  return principalOf(deps, rows);
+}
+
+/**
+ * The principal of a token whose secret was checked when its call began, as its rows are now: a call that outlives its
+ * authentication (a streaming import) asks again, so a token removed or expired, a user deactivated or locked, an
+ * organization deactivated or a role removed meanwhile stops it as it would refuse a new call.
+ */
+export async function currentPrincipal(deps: Deps, principal: Principal): Promise<Principal> {
+  return principalOf(deps, await readAccessRows(deps.store, principal.tokenId));
+}
+
+/** What a found token's rows make of the caller, or the reason they make no caller (after its secret was checked). */
+function principalOf(deps: Deps, { token, user, organization, memberships }: AccessRows): Principal {
+  if (!token) throw unauthenticated("auth.token_invalid", "the token is not valid");
   if (token.expiresAt !== null && token.expiresAt <= deps.clock.now().getTime()) {
     throw unauthenticated("auth.token_expired", "the token has expired");
   }

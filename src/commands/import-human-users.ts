@@ -1,3 +1,4 @@
+import { currentPrincipal } from "../access/authenticate.js";
 import { selectOrganization } from "../access/select-organization.js";
 import type { Caller, Deps } from "../context.js";
 import { authorize } from "../domain/authorization.js";
@@ -23,16 +24,18 @@ export interface Importer {
 }
 
 /**
- * ImportHumanUsers / ImportHumanUsersBatch (issue 14). The organization is selected and `user.write` checked once, here,
- * before any user is read; then each request message is imported in chunks (importBatch).
+ * ImportHumanUsers / ImportHumanUsersBatch (issue 14). The organization is selected and `user.write` checked before
+ * any user is read, and again, with the caller's rights as they are now, before each later message of a stream: a
+ * stream lives for minutes, and a caller deactivated, locked, stripped of its role or of its token meanwhile must not
+ * go on importing (the next message ends the stream with the error a new call would get). Then each request message
+ * is imported in chunks (importBatch).
  */
 export async function startImport(deps: Deps, caller: Caller): Promise<Importer> {
-  const organization = await selectOrganization(deps, caller);
-  authorize(caller.principal, "user.write", { orgId: organization.id });
-  const scope: ImportScope = { deps, caller, instanceId: caller.principal.instanceId, organization };
+  let scope = await scopeOf(deps, caller);
   let next = 0;
   return {
     async *importBatch(items, options) {
+      if (next > 0) scope = await scopeOf(deps, { ...caller, principal: await currentPrincipal(deps, caller.principal) });
       const first = next;
       next += items.length;
       for (const chunk of chunksOf(items, first)) {
@@ -40,6 +43,13 @@ export async function startImport(deps: Deps, caller: Caller): Promise<Importer>
       }
     },
   };
+}
+
+/** The organization the caller imports into, once it holds `user.write` there. */
+async function scopeOf(deps: Deps, caller: Caller): Promise<ImportScope> {
+  const organization = await selectOrganization(deps, caller);
+  authorize(caller.principal, "user.write", { orgId: organization.id });
+  return { deps, caller, instanceId: caller.principal.instanceId, organization };
 }
 
 /**

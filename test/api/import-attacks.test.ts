@@ -1,10 +1,10 @@
-import { Code } from "@connectrpc/connect";
+import { Code, type Client } from "@connectrpc/connect";
 import { beforeAll, describe, expect, it } from "vitest";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
-import { OnConflict, UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { type ImportHumanUsersResponse, OnConflict, UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { failure } from "../support/errors.js";
-import { BCRYPT_HASH, importedUser, resultShape, streamImport } from "../support/import.js";
+import { BCRYPT_HASH, type ImportRequestInit, importedUser, resultShape, streamImport } from "../support/import.js";
 import { eventsOf, storedPassword } from "../support/login-client.js";
 import { useTestServer } from "../support/server.js";
 import { storedRows } from "../support/stored-rows.js";
@@ -36,6 +36,28 @@ type Protocol = "connect-json-http1" | "grpc-h2c" | "connect-proto-h2c";
 const usersAs = (token: string, org = orgId, protocol: Protocol = "connect-json-http1") => t.clients.client(UserService, protocol, { token, orgId: org });
 const admin = (org = orgId) => usersAs(t.server.adminToken, org);
 const orgAdmin = (org = orgId) => t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken, orgId: org });
+
+/** An import stream whose messages the test sends one at a time, reading each answer as it comes. */
+function openStream(users: Client<typeof UserService>) {
+  const queue: (ImportRequestInit | undefined)[] = [];
+  let wake = () => {};
+  async function* requests() {
+    for (;;) {
+      while (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+      const next = queue.shift();
+      if (next === undefined) return;
+      yield next;
+    }
+  }
+  const responses = users.importHumanUsers(requests())[Symbol.asyncIterator]();
+  return {
+    send(message: ImportRequestInit | undefined) {
+      queue.push(message);
+      wake();
+    },
+    next: (): Promise<IteratorResult<ImportHumanUsersResponse>> => responses.next(),
+  };
+}
 
 describe("the privilege ceiling", () => {
   it("lets no importer test a password of a user above it: right or wrong, an UPDATE with a plain password answers principal.privileged", async () => {
@@ -122,6 +144,31 @@ describe("codes a re-import leaves behind", () => {
     expect(answer.results.map(resultShape)).toMatchObject([{ outcome: "updated", userId }]);
     expect((await storedPassword(t, userId)).hash).toBe(BCRYPT_HASH);
     expect(await pending()).not.toContain("init");
+  });
+});
+
+describe("a caller whose rights end during a stream", () => {
+  const cases: [string, (actor: Actor) => Promise<unknown>, Code][] = [
+    ["deactivated", (actor) => admin().deactivateUser({ userId: actor.userId }), Code.Unauthenticated],
+    ["locked", (actor) => admin().lockUser({ userId: actor.userId }), Code.Unauthenticated],
+    ["its role removed", (actor) => orgAdmin().removeOrganizationMember({ userId: actor.userId }), Code.PermissionDenied],
+    ["its token removed", async (actor) => {
+      const { tokens } = await admin().listPersonalAccessTokens({ userId: actor.userId });
+      for (const token of tokens) await admin().removePersonalAccessToken({ userId: actor.userId, tokenId: token.tokenId });
+    }, Code.Unauthenticated],
+  ];
+  it.each(cases)("imports nothing more once the caller is %s: the next message ends the stream with the error a new call would get", async (label, revoke, code) => {
+    const actor = await createActor(t.clients, t.server.adminToken, orgId, fresh("revoked"), ["ORG_USER_MANAGER"]);
+    const stream = openStream(usersAs(actor.token, orgId, "grpc-h2c"));
+    const [before, after] = [fresh("before"), fresh("after")];
+    stream.send({ users: [importedUser(before)] });
+    const first = await stream.next();
+    expect(first.done ? [] : first.value.results.map(resultShape)).toMatchObject([{ outcome: "created" }]);
+    await revoke(actor);
+    expect((await failure(usersAs(actor.token).listUsers({}))).code, label).toBe(code);
+    stream.send({ users: [importedUser(after)] });
+    expect(await failure(stream.next())).toMatchObject({ code });
+    expect((await admin().listUsers({ userName: after })).users).toEqual([]);
   });
 });
 

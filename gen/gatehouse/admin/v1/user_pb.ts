@@ -2187,9 +2187,11 @@ export const UserService: GenService<{
    * message reports, per user, its index in the stream (counted from 0 across all request messages of the
    * stream) and its result.
    *
-   * Needs `user.write` in the selected organization (`x-service-orgid`, or the caller's own), checked once,
-   * before the first message is read: a caller without it gets permission_denied and the server does no
-   * work. Every user goes to that organization.
+   * Needs `user.write` in the selected organization (`x-service-orgid`, or the caller's own), checked before
+   * the first message is read: a caller without it gets permission_denied and the server does no work. Every
+   * user goes to that organization. The caller's token and rights are checked again, as they are then, before
+   * each later message: a caller deactivated, locked, without its token or without the role meanwhile ends
+   * the stream with the error a new call would get (unauthenticated, permission_denied).
    *
    * Each user is checked exactly as CreateHumanUser checks it — the same rules, the same error code, reason
    * and field violations (paths as in CreateHumanUserRequest: `profile.first_name`) — and a user that fails
@@ -2231,11 +2233,13 @@ export const UserService: GenService<{
    *   event): re-running the same file changes nothing and appends no event. Profile, email and phone are
    *   replaced (a phone not given is removed); a verified email or phone stays verified when its address is the
    *   same; a password or hash replaces the stored one only when it differs (a plain password is verified
-   *   against the stored hash, so the same password is no change); without either the stored one stays. A user
+   *   against the stored hash, so the same password is no change); without either the stored one stays. A
+   *   password set voids a pending init code (its link would set another one), as SetPassword does. A user
    *   that had no external id gets the one given. Other fields (OTP secret, IDP links,
    *   `password_change_required`) are set on created users only. Changing a user is acting on its credentials,
    *   so the privilege ceiling applies (permission_denied `principal.privileged` for that user, see the service
-   *   comment). An INITIAL user whose email is now verified and who has a password becomes ACTIVE.
+   *   comment) — with a plain password before it is verified, so an importer learns nothing of the password of
+   *   a user above it. An INITIAL user whose email is now verified and who has a password becomes ACTIVE.
    * SKIP and UPDATE only ever act on a human user of the selected organization whose external id (if it has
    * one) is the one given: any other holder of the user name (a machine user, a user of another organization,
    * a user imported under another external id) fails the user with already_exists `user.already_exists`; a
