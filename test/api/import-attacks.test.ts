@@ -243,3 +243,53 @@ describe("secrets", () => {
     expect([Number(left[0]!.n), Number(mails[0]!.n)]).toEqual([0, 0]);
   });
 });
+
+describe("a client that never reads the answers", () => {
+  it("is held back by flow control: the server stops importing while its answers are unread, and goes on once they are read", async () => {
+    const { connect } = await import("node:http2");
+    const { create, toBinary } = await import("@bufbuild/protobuf");
+    const { ImportHumanUsersRequestSchema } = await import("../../gen/gatehouse/admin/v1/user_pb.js");
+    const prefix = fresh("unread");
+    const [messages, perMessage] = [40, 500];
+    const session = connect(t.server.url);
+    try {
+      const stream = session.request({
+        ":method": "POST",
+        ":path": "/gatehouse.admin.v1.UserService/ImportHumanUsers",
+        "content-type": "application/grpc+proto",
+        te: "trailers",
+        authorization: `Bearer ${manager.token}`,
+      });
+      // Never read: the client's receive window is not reopened, so the server's answers cannot leave.
+      stream.pause();
+      let sent = 0;
+      const writer = (async () => {
+        for (; sent < messages; sent++) {
+          const users = Array.from({ length: perMessage }, (_, i) => importedUser(`${prefix}-${sent}-${i}`));
+          const body = toBinary(ImportHumanUsersRequestSchema, create(ImportHumanUsersRequestSchema, { users }));
+          const frame = Buffer.alloc(5 + body.length);
+          frame.writeUInt32BE(body.length, 1);
+          frame.set(body, 5);
+          if (!stream.write(frame)) await new Promise((resolve) => stream.once("drain", resolve));
+        }
+        stream.end();
+      })();
+      const imported = async () => Number((await storedRows<{ n: number }>(t.server, "select count(*) as n from users where user_name_key like ?", `${prefix}-%`))[0]!.n);
+      // Wait until the server stops: the same count twice, a second apart.
+      let [last, now] = [-1, await imported()];
+      while (now !== last) {
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+        [last, now] = [now, await imported()];
+      }
+      // Here it stops after 4 messages (the answers that fit the windows and buffers); far below what was offered.
+      expect(now).toBeLessThanOrEqual(10 * perMessage);
+      expect(sent).toBeLessThan(messages);
+      stream.resume();
+      await writer;
+      await new Promise((resolve) => stream.on("end", resolve));
+      expect(await imported()).toBe(messages * perMessage);
+    } finally {
+      session.close();
+    }
+  }, 120_000);
+});
