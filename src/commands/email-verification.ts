@@ -7,7 +7,7 @@ import { type Details, detailsOfChange, lastOf } from "../events/details.js";
 import type { NewEvent } from "../events/event.js";
 import { EventType } from "../events/types.js";
 import { newOutboxRow } from "../notify/outbox.js";
-import { verificationMail } from "../notify/templates.js";
+import { initializationMail, verificationMail } from "../notify/templates.js";
 import type { OrganizationRow, UserRow } from "../store/rows.js";
 import type { Expectation, RowWrite } from "../store/commit.js";
 import { commitAs, type Expected, expectationOf } from "./commit-as.js";
@@ -81,7 +81,30 @@ async function manageableHuman(deps: Deps, caller: Caller, userId: string, ceili
   return selected;
 }
 
-/** A new email code (voiding the previous one): mailed, or returned when `returnCode`. */
+/** What a mail to `user` is written with. */
+const mailContextOf = (deps: Deps, organization: OrganizationRow, user: UserRow) => ({
+  externalUrl: deps.externalUrl,
+  organizationName: organization.name,
+  organizationId: organization.id,
+  userId: user.id,
+  userName: user.userName,
+  displayName: user.displayName ?? user.userName,
+});
+
+/** The writes and event that queue `mail` (template `template`) to `email`. */
+function queuedMail(deps: Deps, user: UserRow, template: string, email: string, mail: ReturnType<typeof verificationMail>, at: Date) {
+  const outboxId = deps.ids.next();
+  return {
+    write: { kind: "outbox.insert", row: newOutboxRow(deps.masterKey, { id: outboxId, instanceId: user.instanceId, userId: user.id, template, recipient: email, mail, at }) } satisfies RowWrite,
+    event: { aggregateType: "user", aggregateId: user.id, type: EventType.userNotificationQueued, payload: { template, outboxId }, resourceOwner: user.orgId } satisfies NewEvent,
+  };
+}
+
+/**
+ * A new email code (voiding the previous one): mailed, or returned when `returnCode`. With `reinvite` (the address
+ * changed while the user's set-password invitation was pending) a new init code goes with it to the new address, in an
+ * initialization mail: the invitation follows the address.
+ */
 async function sendEmailCode(
   deps: Deps,
   caller: Caller,
@@ -90,19 +113,21 @@ async function sendEmailCode(
   email: string,
   returnCode: boolean,
   extra: { writes: RowWrite[]; events: NewEvent[]; expect?: Expectation | undefined },
+  reinvite = false,
 ) {
   const at = deps.clock.now();
   const issued = issueCode(deps, user, "email", at);
   const writes = [...extra.writes, issued.write];
   const events = [...extra.events, issued.event];
   if (!returnCode) {
-    const outboxId = deps.ids.next();
-    const mail = verificationMail(
-      { externalUrl: deps.externalUrl, organizationName: organization.name, organizationId: organization.id, userId: user.id, userName: user.userName, displayName: user.displayName ?? user.userName },
-      issued.code,
-    );
-    writes.push({ kind: "outbox.insert", row: newOutboxRow(deps.masterKey, { id: outboxId, instanceId: user.instanceId, userId: user.id, template: "user.verification", recipient: email, mail, at }) });
-    events.push({ aggregateType: "user", aggregateId: user.id, type: EventType.userNotificationQueued, payload: { template: "user.verification", outboxId }, resourceOwner: user.orgId });
+    const context = mailContextOf(deps, organization, user);
+    const invitation = reinvite ? issueCode(deps, user, "init", at, emailKey(email)) : undefined;
+    const queued = invitation
+      ? queuedMail(deps, user, "user.initialization", email, initializationMail(context, { emailCode: issued.code, initCode: invitation.code }), at)
+      : queuedMail(deps, user, "user.verification", email, verificationMail(context, issued.code), at);
+    if (invitation) writes.push(invitation.write), events.push(invitation.event);
+    writes.push(queued.write);
+    events.push(queued.event);
   }
   const committed = await commitAs(deps, caller, { writes, events, expect: extra.expect }, at);
   return { committed, ...(returnCode ? { verificationCode: issued.code } : {}) };
@@ -112,17 +137,33 @@ export async function setEmail(deps: Deps, caller: Caller, input: { userId: stri
   const { organization, user } = await manageableHuman(deps, caller, input.userId, true);
   const email = normalizeEmail(input.email, "email");
   const span = await spanOf(deps.store, "user", user.id);
-  const change = {
-    writes: [{ kind: "user.emailChange" as const, id: user.id, email, emailKey: emailKey(email), verified: input.isVerified }],
-    events: [{ aggregateType: "user" as const, aggregateId: user.id, type: EventType.userEmailChanged, payload: { email, verified: input.isVerified }, resourceOwner: user.orgId }],
+  // A set-password invitation still pending went to the old address: its link must not outlive the change (whoever
+  // reads that mailbox could set the first password). It is voided, and re-sent to the new address with a new init
+  // code unless the caller takes the codes itself (`returnCode`).
+  const invitation = await deps.store.findCode(user.id, "init");
+  const invited = invitation !== undefined && invitation.usedAt === null;
+  const change: { writes: RowWrite[]; events: NewEvent[]; expect?: Expectation | undefined } = {
+    writes: [
+      { kind: "user.emailChange", id: user.id, email, emailKey: emailKey(email), verified: input.isVerified },
+      ...(invited ? [{ kind: "code.void" as const, userId: user.id, codeKind: "init" as const }] : []),
+    ],
+    events: [{ aggregateType: "user", aggregateId: user.id, type: EventType.userEmailChanged, payload: { email, verified: input.isVerified }, resourceOwner: user.orgId }],
     expect: expectationOf("user", user.id, input),
   };
   if (input.isVerified) {
     // A pending code must not verify the new address later.
-    const committed = await commitAs(deps, caller, { ...change, writes: [...change.writes, { kind: "code.void", userId: user.id, codeKind: "email" }] });
+    change.writes.push({ kind: "code.void", userId: user.id, codeKind: "email" });
+    if (invited && !input.returnCode) {
+      const at = deps.clock.now();
+      const reissued = issueCode(deps, user, "init", at, emailKey(email));
+      const queued = queuedMail(deps, user, "user.initialization", email, initializationMail(mailContextOf(deps, organization, user), { initCode: reissued.code }), at);
+      change.writes.push(reissued.write, queued.write);
+      change.events.push(reissued.event, queued.event);
+    }
+    const committed = await commitAs(deps, caller, change);
     return { details: detailsOfChange(committed, span.first) };
   }
-  const { committed, verificationCode } = await sendEmailCode(deps, caller, organization, user, email, input.returnCode, change);
+  const { committed, verificationCode } = await sendEmailCode(deps, caller, organization, user, email, input.returnCode, change, invited);
   return { details: detailsOfChange(committed, span.first), verificationCode };
 }
 

@@ -57,8 +57,9 @@ export function reimportOf(user: UserRow, checked: CheckedHumanUser, externalId:
     ...(adoptsExternalId ? { externalId } : {}),
   };
   const voidEmailCode: RowWrite[] = user.emailKey !== key ? [{ kind: "code.void", userId: user.id, codeKind: "email" }] : [];
-  // As SetPassword: the init code's link would set a password again over the one set now (by whoever holds the mail).
-  const voidInitCode: RowWrite[] = passwordHash !== undefined ? [{ kind: "code.void", userId: user.id, codeKind: "init" }] : [];
+  // As SetPassword: the init code's link would set a password again over the one set now (by whoever holds the mail);
+  // as SetEmail: a link mailed to the old address must not set the first password once the address changed.
+  const voidInitCode: RowWrite[] = passwordHash !== undefined || user.emailKey !== key ? [{ kind: "code.void", userId: user.id, codeKind: "init" }] : [];
   const event: NewEvent = {
     aggregateType: "user",
     aggregateId: user.id,

@@ -72,7 +72,8 @@ function initialization(user: UserRow, code: OneTimeCodeRow, passwordHash: strin
   const verifyEmail = user.emailVerified !== true && mailedHere;
   const activate = user.emailVerified === true || verifyEmail;
   const writes: RowWrite[] = [
-    // Conditional on the user still having no password, so a password an admin set meanwhile is never overwritten.
+    // Conditional on the stored hash being the one read (none, for an invited user), so a password set meanwhile — by an
+    // admin, an import or another use of the code — is never overwritten.
     { kind: "user.setPassword", id: user.id, passwordHash, changeRequired: false, activate, previousHash: user.passwordHash },
   ];
   const event = (type: string, payload: Record<string, unknown>): NewEvent => ({ aggregateType: "user", aggregateId: user.id, type, payload, resourceOwner: user.orgId });

@@ -7,6 +7,7 @@ import { BCRYPT_HASH, type ImportedUserInit, importedUser, resultShape, streamIm
 import { eventsOf, storedPassword } from "../support/login-client.js";
 import { emailCodeIn, lastMailTo } from "../support/outbox.js";
 import { useTestServer } from "../support/server.js";
+import { initializeUserWithCode } from "../../src/commands/initialize-user.js";
 
 /**
  * ImportHumanUsers' `on_conflict` (issue 14, user.proto): FAIL reports the conflict, SKIP leaves the existing user as it
@@ -127,6 +128,17 @@ describe("UPDATE", () => {
     // A later file that does not say "verified" does not undo it.
     expect(await importOne(importedUser(name, { email: { email: `${name}@moved.example`, isEmailVerified: false } }), OnConflict.UPDATE)).toMatchObject({ outcome: "unchanged" });
     expect((await human(userId)).email?.isEmailVerified).toBe(true);
+  });
+
+  it("an address change voids the set-password link mailed to the old address, as SetEmail does", async () => {
+    const name = fresh("invited");
+    const { userId } = await users().createHumanUser({ userName: name, profile: { firstName: "Imported", lastName: name }, email: { email: `${name}@example.com` } });
+    const initCode = new URL(/http\S+\/ui\/login\/user\/init\?\S+/.exec((await lastMailTo(t.server, `${name}@example.com`))!.text)![0]).searchParams.get("code")!;
+    const moved = importedUser(name, { email: { email: `${name}@moved.example` } });
+    delete (moved.user as { hashedPassword?: unknown }).hashedPassword;
+    expect(await importOne(moved, OnConflict.UPDATE)).toMatchObject({ outcome: "updated" });
+    const refused = await initializeUserWithCode(t.server.gatehouse.deps, { userId, code: initCode, password: "Fresh-Start-2026" }).then(() => undefined, (error: { reason?: string }) => error.reason);
+    expect(refused).toBe("init_code.invalid");
   });
 
   it("finds a user by external id (an existing user without one gets it), and never renames one", async () => {

@@ -98,16 +98,6 @@ describe("a right init code", () => {
     expect((await eventTypesOf(t, "user", userId)).filter((type) => type === "user.email.verified")).toEqual([]);
   });
 
-  it("after the address changed does not verify the new one (the mail proved the old one): the password is set, the user stays INITIAL", async () => {
-    const { userId, initCode } = await newUser();
-    await users().setEmail({ userId, email: `moved-${n}@example.com`, isVerified: false });
-    await initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD });
-    const user = await userOf(userId);
-    expect(isEmailVerified(user)).toBe(false);
-    expect(user.state).toBe(UserState.INITIAL);
-    expect((await storedUser(userId)).password_hash).toMatch(/^\$argon2id\$/);
-  });
-
   it("of two concurrent uses, exactly one wins; the other is refused with a typed error", async () => {
     const { userId, initCode } = await newUser();
     const { succeeded, refusals } = await race([
@@ -211,5 +201,38 @@ describe("refused attempts", () => {
     await users().deactivateUser({ userId: inactive.userId });
     expect(await refusal(initializeUserWithCode(deps(), { userId: inactive.userId, code: inactive.initCode, password: GOOD }))).toEqual({ kind: "failed_precondition", reason: "user.inactive", metadata: {} });
     expect((await pendingCode(deps(), inactive.userId, "init")).state).toBe("usable");
+  });
+});
+
+describe("an address change while the set-password invitation is pending (the invitation follows the address)", () => {
+  it("SetEmail: the link mailed to the old address stops working; the new address gets an initialization mail whose link sets the password and verifies it", async () => {
+    const { userId, initCode } = await newUser();
+    await users().setEmail({ userId, email: `moved-${n}@example.com` });
+    expect(await refusal(initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD }))).toMatchObject({ reason: "init_code.invalid" });
+    const mail = (await lastMailTo(t.server, `moved-${n}@example.com`))!;
+    expect(mail.subject).toMatch(/new account/i);
+    const moved = initCodeIn(mail.text);
+    expect(moved).toBeDefined();
+    await initializeUserWithCode(deps(), { userId, code: moved!, password: GOOD });
+    const user = await userOf(userId);
+    expect(user.state).toBe(UserState.ACTIVE);
+    expect(isEmailVerified(user)).toBe(true);
+  });
+
+  it("SetEmail with isVerified: the old link stops working and the new address gets the set-password link alone", async () => {
+    const { userId, initCode } = await newUser();
+    await users().setEmail({ userId, email: `trusted-${n}@example.com`, isVerified: true });
+    expect(await refusal(initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD }))).toMatchObject({ reason: "init_code.invalid" });
+    const mail = (await lastMailTo(t.server, `trusted-${n}@example.com`))!;
+    expect(emailCodeIn(mail)).toBeUndefined();
+    await initializeUserWithCode(deps(), { userId, code: initCodeIn(mail.text)!, password: GOOD });
+    expect((await userOf(userId)).state).toBe(UserState.ACTIVE);
+  });
+
+  it("SetEmail with returnCode: the old link stops working, and nothing is mailed", async () => {
+    const { userId, initCode } = await newUser();
+    await users().setEmail({ userId, email: `returned-${n}@example.com`, returnCode: true });
+    expect(await refusal(initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD }))).toMatchObject({ reason: "init_code.invalid" });
+    expect(await lastMailTo(t.server, `returned-${n}@example.com`)).toBeUndefined();
   });
 });
