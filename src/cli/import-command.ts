@@ -28,7 +28,7 @@ export function addImportCommand(program: Command, started: (command: RunningCom
     .addOption(new Option("--report <file>", "where rejected rows go, with their errors, as JSON Lines (default: FILE.rejected.jsonl)"))
     .addOption(new Option("--format <format>", "the file's format (default: csv for .csv, else jsonl)").choices(["jsonl", "csv"]))
     .addOption(new Option("--from <rows>", "skip the first rows (done by an earlier run: its resume point)").argParser(integer(0, Number.MAX_SAFE_INTEGER)).default(0))
-    .addOption(new Option("--batch-size <users>", "users per request message").argParser(integer(1, 1000)).default(500))
+    .addOption(new Option("--batch-size <users>", "users per request message (at most 64 of them with plain passwords)").argParser(integer(1, 1000)).default(1000))
     .action((file: string, flags: Omit<ImportCommandOptions, "file" | "onConflict"> & { onConflict: ConflictMode }) => {
       const options: ImportCommandOptions = { ...flags, file: resolve(file), sendInitializationMails: flags.sendInitializationMails === true };
       started({ kind: "run", run: (io) => runImport(options, io) });

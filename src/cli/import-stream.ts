@@ -16,6 +16,12 @@ import type { ImportRow } from "./import-rows.js";
 const MESSAGES_IN_FLIGHT = 4;
 /** A message's rows' text at most (the server takes up to 4 MiB, encoded; encoded is smaller than the text). */
 const MESSAGE_TEXT_BYTES = 1024 * 1024;
+/**
+ * Plain passwords in one message at most: the server hashes them (argon2id, ~50 ms of a core each) before it commits the
+ * message, so a message of a thousand would keep the connection silent for half a minute (and the server's idle
+ * timeout might end it); a few dozen keep every core busy and the answers coming.
+ */
+const PLAIN_PASSWORDS_PER_MESSAGE = 64;
 /** Rows read for one message at most, rejected ones included: reading stays bounded even in a run of bad rows. */
 const ROWS_PER_MESSAGE_READ = 10;
 /** Streams in a row that the server ended without answering anything: then the import gives up. */
@@ -81,7 +87,9 @@ export async function runSession(options: SessionOptions): Promise<SessionEnd> {
   async function readBatch(): Promise<Entry[]> {
     const batch: Entry[] = [];
     let bytes = 0;
-    for (let read = 0; batch.length < options.batchSize && bytes < MESSAGE_TEXT_BYTES && read < options.batchSize * ROWS_PER_MESSAGE_READ; read++) {
+    let passwords = 0;
+    const full = () => batch.length >= options.batchSize || bytes >= MESSAGE_TEXT_BYTES || passwords >= PLAIN_PASSWORDS_PER_MESSAGE;
+    for (let read = 0; !full() && read < options.batchSize * ROWS_PER_MESSAGE_READ; read++) {
       const next = await options.rows.next();
       if (next.done) {
         exhausted = true;
@@ -98,6 +106,7 @@ export async function runSession(options: SessionOptions): Promise<SessionEnd> {
       queue.push(entry);
       batch.push(entry);
       bytes += row.size;
+      if (row.user.user?.password) passwords++;
     }
     return batch;
   }

@@ -108,7 +108,9 @@ export async function runImport(options: ImportCommandOptions, io: CliIo): Promi
     else abort.abort();
   });
 
-  const client = createClient(UserService, createGrpcTransport({ baseUrl: options.url, interceptors: [headers(token, options.org)] }));
+  // Answers uncompressed: the server's CPU is the import's limit, and gzip of every answer would take from it.
+  const transport = createGrpcTransport({ baseUrl: options.url, interceptors: [headers(token, options.org)], acceptCompression: [] });
+  const client = createClient(UserService, transport);
   const started = performance.now();
   let failure: unknown;
   let end: Awaited<ReturnType<typeof runSession>> | undefined;
