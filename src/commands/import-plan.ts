@@ -158,17 +158,22 @@ export async function planChunk(scope: ImportScope, entries: ChunkEntry[], optio
     }
   }
 
+  const created = (create: ToCreate, passwordHash: string | null) => {
+    try {
+      const context = { instanceId, organization, at, mails: options.sendInitializationMails, externalId: create.externalId || null };
+      const user = newHumanUser(deps, context, create.checked, passwordHash);
+      planned.set(create.index, { result: { index: create.index, outcome: "created", userId: user.userId }, writes: user.writes, events: user.events });
+    } catch (error) {
+      decide(failed(create.index, ownFailure(error)));
+    }
+  };
+  // Imported hashes (the bulk of a migration) need no await; plain passwords are hashed concurrently, bounded.
+  for (const create of creates) if (!create.checked.input.password) created(create, create.checked.input.hashedPassword ?? null);
   await Promise.all([
-    ...creates.map(async (create) => {
-      try {
-        const { password, hashedPassword } = create.checked.input;
-        const passwordHash = password ? await hashImportedPassword(password) : (hashedPassword ?? null);
-        const context = { instanceId, organization, at, mails: options.sendInitializationMails, externalId: create.externalId || null };
-        const user = newHumanUser(deps, context, create.checked, passwordHash);
-        planned.set(create.index, { result: { index: create.index, outcome: "created", userId: user.userId }, writes: user.writes, events: user.events });
-      } catch (error) {
-        decide(failed(create.index, ownFailure(error)));
-      }
+    ...creates.flatMap((create) => {
+      const { password } = create.checked.input;
+      if (!password) return [];
+      return [hashImportedPassword(password).then((hash) => created(create, hash), (error: unknown) => void decide(failed(create.index, ownFailure(error))))];
     }),
     ...updates.map(async (update) => {
       try {

@@ -124,9 +124,10 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return userByNameKey.get({ instanceId, userNameKey });
     },
     async findUsersByNameKeysOrExternalIds(filter) {
-      // Two look-ups, each on its unique index (one query with OR scans the whole table).
-      const named = filter.userNameKeys.length > 0 ? db.select().from(users).where(and(eq(users.instanceId, filter.instanceId), inArray(users.userNameKey, filter.userNameKeys))).all() : [];
-      const identified = filter.externalIds.length > 0 ? db.select().from(users).where(and(eq(users.orgId, filter.orgId), inArray(users.externalId, filter.externalIds))).all() : [];
+      // Two look-ups, each on its unique index (one query with OR scans the whole table). The keys go in as one JSON
+      // array (json_each), so the statement is the same for every chunk, whatever its size: compiled once, not per call.
+      const named = filter.userNameKeys.length > 0 ? db.select().from(users).where(and(eq(users.instanceId, filter.instanceId), sql`${users.userNameKey} IN (SELECT value FROM json_each(${JSON.stringify(filter.userNameKeys)}))`)).all() : [];
+      const identified = filter.externalIds.length > 0 ? db.select().from(users).where(and(eq(users.orgId, filter.orgId), sql`${users.externalId} IN (SELECT value FROM json_each(${JSON.stringify(filter.externalIds)}))`)).all() : [];
       return [...new Map([...named, ...identified].map((user) => [user.id, user])).values()];
     },
     async findTokenById(id) {
