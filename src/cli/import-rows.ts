@@ -88,12 +88,12 @@ async function* lines(file: string): AsyncGenerator<{ text: string; line: number
   if (rest !== "") yield { text: rest, line: ++line };
 }
 
-/** The rows of a JSON Lines file: every non-empty line is one. */
-async function* jsonLinesRows(file: string): AsyncGenerator<ImportRow> {
+/** The rows of a JSON Lines file: every non-empty line is one. The first `from` are counted, not read. */
+async function* jsonLinesRows(file: string, from: number): AsyncGenerator<ImportRow> {
   let number = 0;
   for await (const { text, line } of lines(file)) {
-    if (text.trim() === "") continue;
-    yield rowOf(++number, line, () => parseJsonLine(text), text);
+    if (text.trim() === "" || ++number <= from) continue;
+    yield rowOf(number, line, () => parseJsonLine(text), text);
   }
 }
 
@@ -111,8 +111,8 @@ async function* csvRecords(file: string): AsyncGenerator<{ record: string[]; lin
   yield* numbered(splitter.end());
 }
 
-/** The rows of a CSV file: the first record is the header (csv-columns), every later non-blank record a row. */
-async function* csvRows(file: string): AsyncGenerator<ImportRow> {
+/** The rows of a CSV file: the first record is the header, every later non-blank record a row; the first `from` are skipped. */
+async function* csvRows(file: string, from: number): AsyncGenerator<ImportRow> {
   let columns: ReturnType<typeof csvHeader> | undefined;
   let number = 0;
   for await (const { record, line } of csvRecords(file)) {
@@ -120,15 +120,18 @@ async function* csvRows(file: string): AsyncGenerator<ImportRow> {
       columns = csvHeader(record);
       continue;
     }
-    if (record.length === 1 && record[0]!.trim() === "") continue;
+    if ((record.length === 1 && record[0]!.trim() === "") || ++number <= from) continue;
     const known = columns;
-    yield rowOf(++number, line, () => csvRecordToJson(known, record), record.join(","));
+    yield rowOf(number, line, () => csvRecordToJson(known, record), record.join(","));
   }
 }
 
-/** The rows of an import file, in order; a CSV header that cannot be mapped throws (a usage error). */
-export function readRows(file: string, format: ImportFormat): AsyncGenerator<ImportRow> {
-  return format === "csv" ? csvRows(file) : jsonLinesRows(file);
+/**
+ * The rows of an import file after the first `from` (done by an earlier run: they are numbered but not parsed), in
+ * order; a CSV header that cannot be mapped throws CsvHeaderError (a usage error).
+ */
+export function readRows(file: string, format: ImportFormat, from = 0): AsyncGenerator<ImportRow> {
+  return format === "csv" ? csvRows(file, from) : jsonLinesRows(file, from);
 }
 
 /** How many rows the file has (for the progress bar's total and ETA): a pass over the file that parses nothing. */

@@ -47,11 +47,6 @@ function headers(token: string, org: string | undefined): Interceptor {
   };
 }
 
-/** Skips the first `from` rows (done by an earlier run), reading them without parsing more than it must. */
-async function* after(rows: AsyncGenerator<ImportRow>, from: number): AsyncGenerator<ImportRow> {
-  for await (const row of rows) if (row.number > from) yield row;
-}
-
 /** The command that goes on from `done`: the same file and server, with a conflict mode that tolerates what is in. */
 function resumeCommand(options: ImportCommandOptions, done: number): string {
   const mode = options.onConflict === "fail" ? "skip" : options.onConflict;
@@ -82,7 +77,7 @@ export async function runImport(options: ImportCommandOptions, io: CliIo): Promi
   try {
     token = readFileSync(options.tokenFile, "utf8").trim();
     total = await countRows(options.file, format);
-    rows = after(readRows(options.file, format), options.from);
+    rows = readRows(options.file, format, options.from);
     // The first row now: a CSV header that cannot be mapped is a usage error before anything is sent.
     const first = await rows.next();
     const rest = rows;

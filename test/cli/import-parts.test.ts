@@ -100,6 +100,20 @@ describe("the rows of a file", () => {
     expect(await countRows(file, "jsonl")).toBe(6);
   });
 
+  it("skips the rows an earlier run did (--from) without reading them, numbering on", async () => {
+    const jsonl = write("from.jsonl", ['{"userName":"a"}', "not json at all", "", '{"userName":"c"}', '{"userName":"d"}'].join("\n"));
+    const after = [];
+    for await (const row of readRows(jsonl, "jsonl", 2)) after.push([row.number, row.line, row.json?.["userName"]]);
+    expect(after).toEqual([
+      [3, 4, "c"],
+      [4, 5, "d"],
+    ]);
+    const csv = write("from.csv", "user_name,email\na,a@example.com\nb,b@example.com,extra\nc,c@example.com\n");
+    const csvAfter = [];
+    for await (const row of readRows(csv, "csv", 2)) csvAfter.push([row.number, row.json?.["userName"], row.problem]);
+    expect(csvAfter).toEqual([[3, "c", undefined]]);
+  });
+
   it("numbers CSV rows after the header, by the line each starts on, and counts them", async () => {
     const file = write("rows.csv", 'user_name,email,nick_name\na,a@example.com,"two\nlines"\n\nb,b@example.com,x\n');
     const read = await rows(file);
