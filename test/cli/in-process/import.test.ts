@@ -1,0 +1,127 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { UserService } from "../../../gen/gatehouse/admin/v1/user_pb.js";
+import { type CliIo, type ImportCommandOptions, runImport } from "../../../src/cli/import.js";
+import { BCRYPT_HASH } from "../../support/import.js";
+import { useTestServer } from "../../support/server.js";
+
+/**
+ * `gatehouse import` in the test's own process against a real server (test/cli/import.test.ts runs the command as its
+ * own process): what it prints, its exit codes, and the resume point it gives when it cannot finish.
+ */
+const t = useTestServer();
+const dir = mkdtempSync(join(tmpdir(), "gatehouse-import-in-process-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+
+const row = (name: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ userName: name, profile: { firstName: "In", lastName: "Process" }, email: { email: `${name}@example.com`, isEmailVerified: true }, hashedPassword: { value: BCRYPT_HASH }, ...extra });
+
+function file(lines: string[], extension = "jsonl"): string {
+  const path = join(dir, `rows-${++n}.${extension}`);
+  writeFileSync(path, `${lines.join("\n")}\n`);
+  return path;
+}
+
+/** Runs the command with a captured terminal; `interruptAfter` presses Ctrl-C after that many writes to stdout. */
+async function run(options: Partial<ImportCommandOptions> & { file: string }, interruptAfter?: { writes: number; times: number }) {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const listeners: (() => void)[] = [];
+  const io: CliIo = {
+    stdout: {
+      write: (text: string) => {
+        stdout.push(text);
+        if (interruptAfter && stdout.length === interruptAfter.writes) for (let i = 0; i < interruptAfter.times; i++) for (const listener of listeners) listener();
+      },
+    },
+    stderr: { write: (text: string) => stderr.push(text) },
+    onInterrupt: (listener) => listeners.push(listener),
+  };
+  const code = await runImport(
+    { url: t.server.url, tokenFile: join(t.server.dataDir, "admin.pat"), onConflict: "fail", sendInitializationMails: false, from: 0, batchSize: 1000, ...options },
+    io,
+  );
+  return { code, stdout: stdout.join(""), stderr: stderr.join("") };
+}
+
+const users = () => t.clients.client(UserService, "connect-json-http1", { token: t.server.adminToken });
+const exists = async (name: string) => (await users().listUsers({ userName: name })).users.length === 1;
+
+describe("exit codes and what is printed", () => {
+  it("0 when every row is imported; the summary counts each outcome", async () => {
+    const names = [`ip-${++n}`, `ip-${++n}`];
+    const result = await run({ file: file(names.map((name) => row(name))) });
+    expect(result).toMatchObject({ code: 0, stderr: "" });
+    expect(result.stdout).toMatch(/^import: 2\/2 users · [\d,]+ users\/s · 0 errors · ETA 0:00 \(100%\)\n2 rows in 0:0\d \([\d,]+ users\/s\): 2 created, 0 updated, 0 unchanged, 0 skipped, 0 rejected\n$/);
+    for (const name of names) expect(await exists(name)).toBe(true);
+  });
+
+  it("3 when rows were rejected, naming the report; SKIP and UPDATE are counted as such", async () => {
+    const name = `ip-${++n}`;
+    await run({ file: file([row(name)]) });
+    const report = join(dir, `report-${n}.jsonl`);
+    const skipped = await run({ file: file([row(name), "nope"]), onConflict: "skip", report });
+    expect(skipped.code).toBe(3);
+    expect(skipped.stdout).toContain(`0 created, 0 updated, 0 unchanged, 1 skipped, 1 rejected — the rejected rows and why are in ${report}`);
+    const changed = { profile: { firstName: "New", lastName: "Name" }, email: { email: `${name}@example.com`, isEmailVerified: true } };
+    // The second row names the same user (case aside): it meets it as the first row left it.
+    const updated = await run({ file: file([row(name, changed), row(name.toUpperCase(), changed)]), onConflict: "update" });
+    expect(updated.code).toBe(0);
+    expect(updated.stdout).toContain("0 created, 1 updated, 1 unchanged, 0 skipped, 0 rejected");
+  });
+
+  it("2 for a CSV header it cannot map, 1 for a token file it cannot read: one line, nothing sent", async () => {
+    const csv = await run({ file: file(["user_name,email,colour", "ip-x,ip-x@example.com,red"], "csv") });
+    expect(csv).toEqual({ code: 2, stdout: "", stderr: expect.stringMatching(/^gatehouse: unknown CSV column "colour"; the columns are: user_name, .*\n$/) as unknown as string });
+    const token = await run({ file: file([row("ip-y")]), tokenFile: join(dir, "no-token") });
+    expect(token.code).toBe(1);
+    expect(token.stderr).toMatch(/^gatehouse: ENOENT: .*no-token'\n$/);
+    expect(await exists("ip-y")).toBe(false);
+  });
+});
+
+describe("the resume point", () => {
+  it("is printed with the command that goes on, when the server cannot be reached (exit 1)", async () => {
+    const name = `ip-${++n}`;
+    const target = file([row(name)]);
+    const result = await run({ file: target, url: "http://127.0.0.1:1", org: "some-org", report: join(dir, "r.jsonl"), sendInitializationMails: true, onConflict: "update" });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(
+      `not finished: rows 1 to 0 of 1 are done; resume with:\n  gatehouse import ${target} --url http://127.0.0.1:1 --token-file ${join(t.server.dataDir, "admin.pat")} --org some-org --report ${join(dir, "r.jsonl")} --send-initialization-mails --on-conflict update --from 0\n`,
+    );
+    expect(result.stderr).toMatch(/^gatehouse: the import failed: Unavailable: .+\n$/);
+  });
+
+  it("after Ctrl-C is where the answered rows end (exit 130); --from goes on after it without a repeat", async () => {
+    const names = Array.from({ length: 300 }, () => `ip-${++n}`);
+    const target = file(names.map((name) => row(name)));
+    // Ctrl-C at the first progress line: what was sent is finished (at most four messages ahead), nothing more is sent.
+    const stopped = await run({ file: target, batchSize: 10 }, { writes: 1, times: 1 });
+    expect(stopped.code).toBe(130);
+    const done = Number(/^stopped: rows 1 to (\d+) of 300 are done; resume with:$/m.exec(stopped.stdout)?.[1]);
+    expect(done % 10).toBe(0);
+    expect(done).toBeGreaterThanOrEqual(10);
+    expect(done).toBeLessThanOrEqual(50);
+    expect(stopped.stdout).toContain(`--on-conflict skip --from ${done}\n`);
+    expect(await exists(names[done - 1]!)).toBe(true);
+    expect(await exists(names[done]!)).toBe(false);
+    const rest = await run({ file: target, batchSize: 10, from: done, onConflict: "fail" });
+    expect(rest.code).toBe(0);
+    expect(rest.stdout).toContain(`${300 - done} rows in`);
+    expect(rest.stdout).toContain(`${300 - done} created`);
+    expect(await exists(names.at(-1)!)).toBe(true);
+  });
+
+  it("after a second Ctrl-C, at once: the stream is given up, the resume point still holds (exit 130)", async () => {
+    const names = Array.from({ length: 300 }, () => `ip-${++n}`);
+    const stopped = await run({ file: file(names.map((name) => row(name))), batchSize: 10 }, { writes: 1, times: 2 });
+    expect(stopped.code).toBe(130);
+    const done = Number(/^not finished: rows 1 to (\d+) of 300 are done; resume with:$/m.exec(stopped.stdout)?.[1]);
+    expect(done).toBeGreaterThanOrEqual(10);
+    expect(done).toBeLessThan(300);
+    expect(await exists(names[done - 1]!)).toBe(true);
+  });
+});
