@@ -50,6 +50,8 @@ const writeRate = new Map<string, number>();
 const scenarioRate = new Map<string, number>();
 let hashRate: number | undefined;
 const rateKey = (on: Deployment, protocol: Protocol) => `${on.label}/${protocol}`;
+/** The least rate a sequence not made through the API is sized for (see runDeployment). */
+const SIZE_FLOOR_RPS = 6_000;
 
 /**
  * What one run loads: the bare server, or Gatehouse on one engine as one process or several replicas of one
@@ -296,7 +298,10 @@ async function runDeployment(on: Deployment, world: World): Promise<void> {
       // ceiling (nothing beats it, and a long sequence costs little), pooled ones (users and codes made
       // through the API, which takes time) from UpdateApplication's rate on the same protocol and deployment.
       const key = rateKey(on, protocol);
-      const ceiling = Math.max(bareRate.get(protocol) ?? 0, noopRate.get(key) ?? 0) || 5_000;
+      // At least SIZE_FLOOR_RPS: the ceiling's own run can be slowed by a busy machine more than a later write run is
+      // (a quick run in CI saw UpdateApplication at 2.7 times the no-op, its sequence ran out and voided the run); a
+      // long sequence costs only its file.
+      const ceiling = Math.max(bareRate.get(protocol) ?? 0, noopRate.get(key) ?? 0, SIZE_FLOOR_RPS);
       const write = writeRate.get(key) ?? ceiling / 3;
       // A pooled scenario can outrun UpdateApplication (VerifyEmail does when noise slowed that run): its own best
       // rate on another protocol sizes it too, so a sequence does not run out and void the run.
