@@ -19,6 +19,8 @@ export default mergeConfig(
         ...configDefaults.exclude,
         "test/proto-docs.test.ts",
         "test/cli/*.test.ts",
+        // The bulk import's kill -9 and resume: both servers are spawned processes.
+        "test/api/import-resume.test.ts",
         "test/server/shutdown.test.ts",
         "test/fuzz/hostile-input.test.ts",
         "test/passwords/verify-max-cost.test.ts",

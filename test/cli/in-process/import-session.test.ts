@@ -9,11 +9,11 @@ import {
   ImportedHumanUserSchema,
   OnConflict,
   type UserService,
-} from "../../gen/gatehouse/admin/v1/user_pb.js";
-import type { ImportCounts } from "../../src/cli/import-progress.js";
-import type { Report } from "../../src/cli/import-report.js";
-import type { ImportRow } from "../../src/cli/import-rows.js";
-import { runSession } from "../../src/cli/import-stream.js";
+} from "../../../gen/gatehouse/admin/v1/user_pb.js";
+import type { ImportCounts } from "../../../src/cli/import-progress.js";
+import type { Report } from "../../../src/cli/import-report.js";
+import type { ImportRow } from "../../../src/cli/import-rows.js";
+import { runSession } from "../../../src/cli/import-stream.js";
 
 /**
  * How `gatehouse import` talks to ImportHumanUsers (src/cli/import-stream.ts), against a stand-in server: what each

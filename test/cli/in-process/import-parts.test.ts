@@ -2,10 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createCsvSplitter, CsvHeaderError, csvHeader, csvRecordToJson } from "../../src/cli/import-csv.js";
-import { createProgress, duration, summary } from "../../src/cli/import-progress.js";
-import { createReport } from "../../src/cli/import-report.js";
-import { countRows, formatOf, readRows } from "../../src/cli/import-rows.js";
+import { createCsvSplitter, CsvHeaderError, csvHeader, csvRecordToJson } from "../../../src/cli/import-csv.js";
+import { createProgress, duration, summary } from "../../../src/cli/import-progress.js";
+import { createReport } from "../../../src/cli/import-report.js";
+import { countRows, formatOf, readRows } from "../../../src/cli/import-rows.js";
 
 /**
  * The parts of `gatehouse import` that need no server (issue 14): CSV records and their mapping, the rows of a file,
