@@ -20,14 +20,21 @@ const LIFETIME_OVER = Symbol("lifetime over");
  */
 async function* untilLifetimeOver<T>(messages: AsyncIterable<T>, lifetime: AbortSignal, release: () => void): AsyncIterable<T> {
   const iterator = messages[Symbol.asyncIterator]();
-  const over = new Promise<typeof LIFETIME_OVER>((resolve) => {
-    if (lifetime.aborted) resolve(LIFETIME_OVER);
-    // Stryker disable next-line ObjectLiteral,BooleanLiteral: an AbortSignal fires "abort" once; once only spares the listener
-    lifetime.addEventListener("abort", () => resolve(LIFETIME_OVER), { once: true });
-  });
   try {
     for (;;) {
-      const result = await Promise.race([iterator.next(), over]);
+      if (lifetime.aborted) return;
+      // A promise and a listener per message, dropped after it: a race against one promise for the whole stream would
+      // leave a reaction on it per message, each holding that message, for as long as the stream lasts (a bulk import
+      // sends thousands of answers of a thousand results each).
+      let over = () => {};
+      const lifetimeOver = new Promise<typeof LIFETIME_OVER>((resolve) => (over = () => resolve(LIFETIME_OVER)));
+      lifetime.addEventListener("abort", over);
+      let result: IteratorResult<T> | typeof LIFETIME_OVER;
+      try {
+        result = await Promise.race([iterator.next(), lifetimeOver]);
+      } finally {
+        lifetime.removeEventListener("abort", over);
+      }
       if (result === LIFETIME_OVER || result.done) return;
       yield result.value;
     }
