@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { gatehouseArgon2Options } from "./lib/argon2-params.js";
 import { buildH2cLoad, ensureLoadTools, type Measurement, runArgon2Loop, runH2c, runH2loadHealth, runWrk } from "./lib/drivers.js";
 import { generatorOf, type Protocol, WRK_BLOCK, writeH2cFile, writeWrkFile, wrkHeaders } from "./lib/encode.js";
+import { runImportBench } from "./lib/import-scenario.js";
 import { type BenchOptions, type Engine, parseOptions, USAGE } from "./lib/options.js";
 import { type BenchPostgres, launchPostgres } from "./lib/postgres.js";
 import { addRatios, evaluateTargets, formatReport, type Row, type ScaleInfo } from "./lib/report.js";
@@ -21,6 +22,9 @@ import { type BenchRequest, HEALTH, type Scenario, SCENARIOS } from "./lib/scena
 import { type BenchServer, REPO, type SharedDatabase, snapshotCode, startBare, startGatehouse } from "./lib/servers.js";
 import { createWorld, type World } from "./lib/setup.js";
 import { combineMeasurements, splitEvenly } from "./lib/spread.js";
+
+// `--import`: the bulk import on its own (bench/lib/import-scenario.ts), instead of the load table.
+if (process.argv.includes("--import")) process.exit(await runImportBench(process.argv.slice(2)));
 
 let options: BenchOptions;
 try {
