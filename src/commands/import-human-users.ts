@@ -30,12 +30,12 @@ export interface Importer {
  * go on importing (the next message ends the stream with the error a new call would get). Then each request message
  * is imported in chunks (importBatch).
  */
-export async function startImport(deps: Deps, caller: Caller): Promise<Importer> {
-  let scope = await scopeOf(deps, caller);
+export async function startImport(deps: Deps, caller: Caller, signal?: AbortSignal): Promise<Importer> {
+  let scope = await scopeOf(deps, caller, signal);
   let next = 0;
   return {
     async *importBatch(items, options) {
-      if (next > 0) scope = await scopeOf(deps, { ...caller, principal: await currentPrincipal(deps, caller.principal) });
+      if (next > 0) scope = await scopeOf(deps, { ...caller, principal: await currentPrincipal(deps, caller.principal) }, signal);
       const first = next;
       next += items.length;
       for (const chunk of chunksOf(items, first)) {
@@ -46,10 +46,10 @@ export async function startImport(deps: Deps, caller: Caller): Promise<Importer>
 }
 
 /** The organization the caller imports into, once it holds `user.write` there. */
-async function scopeOf(deps: Deps, caller: Caller): Promise<ImportScope> {
+async function scopeOf(deps: Deps, caller: Caller, signal: AbortSignal | undefined): Promise<ImportScope> {
   const organization = await selectOrganization(deps, caller);
   authorize(caller.principal, "user.write", { orgId: organization.id });
-  return { deps, caller, instanceId: caller.principal.instanceId, organization };
+  return { deps, caller, instanceId: caller.principal.instanceId, organization, signal };
 }
 
 /**

@@ -12,20 +12,24 @@ import { verifyImportedHash } from "../support/password-verify/verify.js";
  */
 const limit = createConcurrencyLimit(availableParallelism());
 
-/** argon2id of an imported user's plain password, with the parameters of every password Gatehouse sets. */
-export function hashImportedPassword(password: string): Promise<string> {
-  return limit(() => hashPassword(password));
+/**
+ * argon2id of an imported user's plain password, with the parameters of every password Gatehouse sets. `signal` is the
+ * import call's: once it ends, its hashes still waiting never run (the promise rejects with the signal's reason).
+ */
+export function hashImportedPassword(password: string, signal?: AbortSignal): Promise<string> {
+  return limit(() => hashPassword(password), signal);
 }
 
 /**
  * Whether `password` is the one `storedHash` was made from (a re-import sending the same plain password changes
  * nothing). A stored hash the verifier refuses to read counts as another password, so the new one replaces it.
  */
-export function isStoredPassword(storedHash: string, password: string): Promise<boolean> {
+export function isStoredPassword(storedHash: string, password: string, signal?: AbortSignal): Promise<boolean> {
   return limit(() =>
     verifyImportedHash(storedHash, password).catch((error: unknown) => {
       if (error instanceof DomainError && error.kind === "invalid_argument") return false;
       throw error;
     }),
+    signal,
   );
 }

@@ -34,6 +34,8 @@ export interface ImportScope {
   caller: Caller;
   instanceId: string;
   organization: OrganizationRow;
+  /** The import call's signal: once the call is over, its password work still waiting is dropped. */
+  signal?: AbortSignal;
 }
 
 export interface ChunkEntry {
@@ -173,7 +175,7 @@ export async function planChunk(scope: ImportScope, entries: ChunkEntry[], optio
     ...creates.flatMap((create) => {
       const { password } = create.checked.input;
       if (!password) return [];
-      return [hashImportedPassword(password).then((hash) => created(create, hash), (error: unknown) => void decide(failed(create.index, ownFailure(error))))];
+      return [hashImportedPassword(password, scope.signal).then((hash) => created(create, hash), (error: unknown) => void decide(failed(create.index, ownFailure(error))))];
     }),
     ...updates.map(async (update) => {
       try {
@@ -197,7 +199,7 @@ async function planReimport(scope: ImportScope, update: ToUpdate): Promise<Plann
   let ceiling: Promise<string | undefined> | undefined;
   const checkCeiling = () => (ceiling ??= requireCeilingOver(scope.deps, scope.caller, user.id));
   if (checked.input.password) await checkCeiling();
-  const reimport = reimportOf(user, checked, externalId, await reimportedPasswordHash(user, checked));
+  const reimport = reimportOf(user, checked, externalId, await reimportedPasswordHash(user, checked, scope.signal));
   if (!reimport) return { result: { index, outcome: "unchanged", userId: user.id }, writes: [], events: [] };
   const checkedMemberships = await checkCeiling();
   const writes = reimport.writes.map((write) => (write.kind === "user.importUpdate" && checkedMemberships !== undefined ? { ...write, checkedMemberships } : write));

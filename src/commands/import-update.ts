@@ -11,12 +11,12 @@ import { hashImportedPassword, isStoredPassword } from "./import-passwords.js";
  * when the strings differ; a plain password when it is not the one the stored hash was made from (verified, so a re-run
  * with the same password changes nothing); a user without either keeps its password.
  */
-export async function reimportedPasswordHash(user: UserRow, checked: CheckedHumanUser): Promise<string | undefined> {
+export async function reimportedPasswordHash(user: UserRow, checked: CheckedHumanUser, signal?: AbortSignal): Promise<string | undefined> {
   const { password, hashedPassword } = checked.input;
   if (hashedPassword !== undefined) return hashedPassword === user.passwordHash ? undefined : hashedPassword;
   if (!password) return undefined;
-  if (user.passwordHash !== null && (await isStoredPassword(user.passwordHash, password))) return undefined;
-  return hashImportedPassword(password);
+  if (user.passwordHash !== null && (await isStoredPassword(user.passwordHash, password, signal))) return undefined;
+  return hashImportedPassword(password, signal);
 }
 
 /** What a re-import changes: the write and the event, or undefined when the user has every value already. */

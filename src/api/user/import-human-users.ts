@@ -1,5 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import {
   type ImportError,
   ImportErrorSchema,
@@ -71,23 +71,40 @@ function resultOf(result: ImportResult): MessageInitShape<typeof ImportHumanUser
   };
 }
 
+/**
+ * A call that ended (the client went away, its deadline or the stream's lifetime passed) stops its import: the password
+ * work it still had queued is dropped (import-passwords.ts), and what that makes fail is the call's end, reported as
+ * such (canceled or deadline_exceeded), not as a fault of the server.
+ */
+function endedCallError(error: unknown, signal: AbortSignal): unknown {
+  return signal.aborted ? ConnectError.from(signal.reason, Code.Canceled) : error;
+}
+
 /** ImportHumanUsers and ImportHumanUsersBatch (issue 14): convert each message, import it, convert the results. */
 export function createImportHandlers(deps: Deps): ImportHandlers {
   return {
     async *importHumanUsers(requests, context) {
-      // Permission first: a caller without it gets its error before a single message is read.
-      const importer = await startImport(deps, callerOf(context));
-      for await (const request of requests) {
-        for await (const chunk of importer.importBatch(request.users.map(itemOf), optionsOf(request))) {
-          yield { results: chunk.results.map(resultOf), lastDurableIndex: BigInt(chunk.lastIndex) };
+      try {
+        // Permission first: a caller without it gets its error before a single message is read.
+        const importer = await startImport(deps, callerOf(context), context.signal);
+        for await (const request of requests) {
+          for await (const chunk of importer.importBatch(request.users.map(itemOf), optionsOf(request))) {
+            yield { results: chunk.results.map(resultOf), lastDurableIndex: BigInt(chunk.lastIndex) };
+          }
         }
+      } catch (error) {
+        throw endedCallError(error, context.signal);
       }
     },
     async importHumanUsersBatch(request, context) {
-      const importer = await startImport(deps, callerOf(context));
-      const results: MessageInitShape<typeof ImportHumanUserResultSchema>[] = [];
-      for await (const chunk of importer.importBatch(request.users.map(itemOf), optionsOf(request))) results.push(...chunk.results.map(resultOf));
-      return { results };
+      try {
+        const importer = await startImport(deps, callerOf(context), context.signal);
+        const results: MessageInitShape<typeof ImportHumanUserResultSchema>[] = [];
+        for await (const chunk of importer.importBatch(request.users.map(itemOf), optionsOf(request))) results.push(...chunk.results.map(resultOf));
+        return { results };
+      } catch (error) {
+        throw endedCallError(error, context.signal);
+      }
     },
   };
 }
