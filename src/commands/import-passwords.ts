@@ -26,7 +26,7 @@ export function hashImportedPassword(password: string, signal?: AbortSignal): Pr
  */
 export function isStoredPassword(storedHash: string, password: string, signal?: AbortSignal): Promise<boolean> {
   return limit(() =>
-    verifyImportedHash(storedHash, password).catch((error: unknown) => {
+    verifyImportedHash(storedHash, password, signal).catch((error: unknown) => {
       if (error instanceof DomainError && error.kind === "invalid_argument") return false;
       throw error;
     }),

@@ -139,6 +139,9 @@ describe("stream and message rules", () => {
       { outcome: "failed", code: "invalid_argument", reason: "import.passwordless_unsupported", fields: ["request_passwordless_registration"] },
       { outcome: "created" },
     ]);
+    // Said to a person too: a message, and the violation's description and rule.
+    expect(results[0]!.error?.message).toMatch(/passwordless/);
+    expect(results[0]!.error?.fieldViolations).toEqual([expect.objectContaining({ description: expect.stringMatching(/import/), reason: "import.passwordless_unsupported" })]);
   });
 
   it("hashes a plain password with argon2id and keeps an imported hash as given; the event says which, never the value", async () => {

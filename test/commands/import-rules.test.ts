@@ -6,8 +6,10 @@ import { chunksOf, type ImportItem, type ImportOptions, type ImportResult, start
 import type { Caller, Deps } from "../../src/context.js";
 import { DomainError, invalidArgument } from "../../src/domain/errors.js";
 import type { Store } from "../../src/store/store.js";
+import { authenticate } from "../../src/access/authenticate.js";
 import { useTestServer } from "../support/server.js";
-import { adminCaller } from "./rules-support.js";
+import { createActor } from "../support/world.js";
+import { adminCaller, interleavedDeps } from "./rules-support.js";
 
 /**
  * The import's chunks in-process (issue 14): a chunk is one commit; when another call takes one of its user names
@@ -60,8 +62,8 @@ function depsWith(method: keyof Store, meanwhile: () => Promise<unknown>): Deps 
   return { ...deps, store };
 }
 
-async function importAll(deps: Deps, items: ImportItem[], options: ImportOptions): Promise<ImportResult[]> {
-  const importer = await startImport(deps, caller);
+async function importAll(deps: Deps, items: ImportItem[], options: ImportOptions, as: Caller = caller): Promise<ImportResult[]> {
+  const importer = await startImport(deps, as);
   const results: ImportResult[] = [];
   for await (const chunk of importer.importBatch(items, options)) results.push(...chunk.results);
   return results;
@@ -100,6 +102,80 @@ describe("a chunk raced by another call", () => {
     await expect(importAll({ ...deps, store: failing }, [{ input: input(fresh("down")) }], { onConflict: "fail", sendInitializationMails: false })).rejects.toMatchObject({
       reason: "store.unavailable",
     });
+  });
+});
+
+/** The server's deps, with a store whose `method` fails with `error` (every call). */
+function failingDeps(method: keyof Store, error: unknown): Deps {
+  const deps = t.server.gatehouse.deps;
+  const store = new Proxy(deps.store, {
+    get(target, property, receiver) {
+      if (property === method) return async () => Promise.reject(error);
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  }) as Store;
+  return { ...deps, store };
+}
+
+describe("a failure that is not the user's own", () => {
+  // A re-import reads the target's memberships (the privilege ceiling) while it plans the user.
+  const reimport = async (name: string) => {
+    await importAll(t.server.gatehouse.deps, [{ input: input(name) }], { onConflict: "fail", sendInitializationMails: false });
+    return { input: { ...input(name), profile: { ...input(name).profile, firstName: "Again" } } };
+  };
+
+  it("the store unavailable while a re-import is planned ends the import, rather than failing that user", async () => {
+    const item = await reimport(fresh("planned-down"));
+    const down = new DomainError("unavailable", "store.unavailable", "the database cannot be reached; retry later");
+    await expect(importAll(failingDeps("listMembershipsOfUser", down), [item], { onConflict: "update", sendInitializationMails: false })).rejects.toBe(down);
+  });
+
+  it("a fault (not a DomainError) while a re-import is planned ends the import: it is never reported as that user's error", async () => {
+    const item = await reimport(fresh("planned-bug"));
+    const bug = new TypeError("cannot read properties of undefined");
+    await expect(importAll(failingDeps("listMembershipsOfUser", bug), [item], { onConflict: "update", sendInitializationMails: false })).rejects.toBe(bug);
+  });
+});
+
+describe("the privilege ceiling of a re-import holds at its commit", () => {
+  it("a user given a role above the importer's between the check and the commit is refused (principal.privileged) and not changed; the others are imported", async () => {
+    const manager = await createActor(t.clients, t.server.adminToken, orgId, fresh("ceiling-manager"), ["ORG_USER_MANAGER"]);
+    const managerCaller: Caller = { principal: await authenticate(t.server.gatehouse.deps, `Bearer ${manager.token}`), requestedOrgId: orgId };
+    const [target, bystander] = [fresh("promoted"), fresh("bystander")];
+    await importAll(t.server.gatehouse.deps, [{ input: input(target) }, { input: input(bystander) }], { onConflict: "fail", sendInitializationMails: false });
+    const users = t.clients.client(UserService, "connect-json-http1", { token: t.server.adminToken, orgId });
+    const targetId = (await users.listUsers({ userName: target })).users[0]!.userId;
+    const orgs = t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken, orgId });
+    // After the import read the target's memberships (ORG_USER_MANAGER covers a plain user), before it commits: ORG_OWNER.
+    const deps = interleavedDeps(t, () => orgs.addOrganizationMember({ userId: targetId, roles: ["ORG_OWNER"] }));
+    const renamed = (name: string) => ({ input: { ...input(name), profile: { ...input(name).profile, firstName: "Changed" } } });
+
+    const results = await importAll(deps, [renamed(target), renamed(bystander)], { onConflict: "update", sendInitializationMails: false }, managerCaller);
+
+    expect(outcomes(results)).toEqual(["failed principal.privileged", "updated"]);
+    const { user } = await users.getUser({ userId: targetId });
+    expect(user?.type.case === "human" && user.type.value.profile?.firstName).toBe("Raced");
+  });
+});
+
+describe("a lost race of a chunk of one user", () => {
+  it("is that user's aborted store.condition_failed (retry), and the user is not changed", async () => {
+    const manager = await createActor(t.clients, t.server.adminToken, orgId, fresh("single-manager"), ["ORG_USER_MANAGER"]);
+    const managerCaller: Caller = { principal: await authenticate(t.server.gatehouse.deps, `Bearer ${manager.token}`), requestedOrgId: orgId };
+    const target = fresh("single-promoted");
+    const [created] = await importAll(t.server.gatehouse.deps, [{ input: input(target) }], { onConflict: "fail", sendInitializationMails: false });
+    const targetId = created!.outcome === "created" ? created!.userId : "";
+    const orgs = t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken, orgId });
+    const deps = interleavedDeps(t, () => orgs.addOrganizationMember({ userId: targetId, roles: ["ORG_OWNER"] }));
+    const changed = { input: { ...input(target), profile: { ...input(target).profile, firstName: "Changed" } } };
+
+    const [result] = await importAll(deps, [changed], { onConflict: "update", sendInitializationMails: false }, managerCaller);
+
+    expect(result).toMatchObject({ outcome: "failed", error: { kind: "aborted", reason: "store.condition_failed" } });
+    const users = t.clients.client(UserService, "connect-json-http1", { token: t.server.adminToken, orgId });
+    const { user } = await users.getUser({ userId: targetId });
+    expect(user?.type.case === "human" && user.type.value.profile?.firstName).toBe("Raced");
   });
 });
 

@@ -1,0 +1,26 @@
+import { describe, expect, it } from "vitest";
+import { isStoredPassword } from "../../src/commands/import-passwords.js";
+import { BCRYPT_HASH } from "../support/import.js";
+
+/**
+ * Whether a re-imported plain password is the user's stored one (user.proto, ON_CONFLICT_UPDATE: "a plain password is
+ * verified against the stored hash, so the same password is no change").
+ */
+describe("a re-imported plain password against the stored hash", () => {
+  it("is the same password only when the hash verifies it", async () => {
+    expect(await isStoredPassword(BCRYPT_HASH, "Analytical-Engine-1843")).toBe(true);
+    expect(await isStoredPassword(BCRYPT_HASH, "Analytical-Engine-1844")).toBe(false);
+  });
+
+  it("counts a stored value the verifier cannot read as another password (the new one replaces it), not as a failure of the import", async () => {
+    expect(await isStoredPassword("$2b$04$not-a-bcrypt-hash", "Analytical-Engine-1843")).toBe(false);
+    expect(await isStoredPassword("plain text", "plain text")).toBe(false);
+  });
+
+  it("is not answered for a call that is over: the verification never runs", async () => {
+    const over = new AbortController();
+    const reason = new Error("the import's call ended");
+    over.abort(reason);
+    await expect(isStoredPassword(BCRYPT_HASH, "Analytical-Engine-1843", over.signal)).rejects.toBe(reason);
+  });
+});
