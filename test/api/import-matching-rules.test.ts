@@ -36,6 +36,9 @@ describe("an imported user found by its external id", () => {
       ]);
     }
     for (const userId of [ownerId!, holderId!]) expect(await eventsOf(t, "user", userId)).toHaveLength(1);
+    // The creation's event names the external id it was imported under (and none when none was given).
+    expect((await eventsOf(t, "user", ownerId!))[0]!.payload).toMatchObject({ externalId: `src-${owner}` });
+    expect(Object.keys((await eventsOf(t, "user", holderId!))[0]!.payload)).not.toContain("externalId");
   });
 
   it("of another organization's user is no match: that user's name is a plain conflict, and it is never skipped or updated", async () => {

@@ -8,6 +8,7 @@ import { pendingCode } from "../../src/queries/pending-code.js";
 import type { Deps } from "../../src/context.js";
 import { DomainError } from "../../src/domain/errors.js";
 import { failure } from "../support/errors.js";
+import { eventsOf } from "../support/login-client.js";
 import { emailCodeIn, lastMailTo } from "../support/outbox.js";
 import { useTestServer } from "../support/server.js";
 import { storedRow } from "../support/stored-rows.js";
@@ -55,6 +56,10 @@ const userOf = async (userId: string) => (await users().getUser({ userId })).use
 const isEmailVerified = (user: Awaited<ReturnType<typeof userOf>>) => (user.type.case === "human" ? user.type.value.email?.isEmailVerified : undefined);
 const storedUser = (userId: string) =>
   storedRow<{ password_hash: string | null; password_change_required: number | boolean | null }>(t.server, "select password_hash, password_change_required from users where id = ?", userId);
+const newUserEmail = async (userId: string) => {
+  const user = await userOf(userId);
+  return user.type.case === "human" ? user.type.value.email?.email : undefined;
+};
 const refusal = async (promise: Promise<unknown>) => typed((await promise.then(() => undefined, (e: unknown) => e)) as DomainError);
 
 describe("a right init code", () => {
@@ -75,6 +80,10 @@ describe("a right init code", () => {
     for (const event of last) expect(event.actor).toBe(userId);
     expect(details.sequence).toBe(Number(last[1]!.sequence));
     expect(details.resourceOwner).toBe(orgId);
+    // What happened, by the code that did it.
+    const [initialized, verified] = (await eventsOf(t, "user", userId)).slice(-2).map((e) => e.payload);
+    expect(initialized).toEqual({ codeId: expect.any(String), passwordChangeRequired: false, emailVerified: true, state: "active" });
+    expect(verified).toEqual({ email: (await newUserEmail(userId)) ?? "", codeId: initialized!["codeId"] });
     // The email code that came in the same mail is void now: nothing is left to verify.
     expect(await failure(users().verifyEmail({ userId, verificationCode: emailCode! }))).toMatchObject({ code: Code.FailedPrecondition, reason: "email.already_verified" });
     // The payloads never carry the password, its hash or the code.
@@ -96,6 +105,7 @@ describe("a right init code", () => {
     await initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD });
     expect((await userOf(userId)).state).toBe(UserState.ACTIVE);
     expect((await eventTypesOf(t, "user", userId)).filter((type) => type === "user.email.verified")).toEqual([]);
+    expect((await eventsOf(t, "user", userId)).at(-1)?.payload).toEqual({ codeId: expect.any(String), passwordChangeRequired: false, emailVerified: false, state: "active" });
   });
 
   it("of two concurrent uses, exactly one wins; the other is refused with a typed error", async () => {
@@ -139,7 +149,8 @@ describe("refused attempts", () => {
     }
     expect((await pendingCode(deps(), userId, "init")).state).toBe("exhausted");
     expect(await refusal(initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD }))).toEqual({ kind: "failed_precondition", reason: "init_code.exhausted", metadata: {} });
-    expect((await eventTypesOf(t, "user", userId)).filter((type) => type === "user.initialization.failed")).toHaveLength(5);
+    const failures = (await eventsOf(t, "user", userId)).filter((e) => e.type === "user.initialization.failed");
+    expect(failures.map((e) => e.payload)).toEqual(Array(5).fill({ outcome: "invalid", codeId: expect.any(String) }));
     expect((await storedUser(userId)).password_hash).toBeNull();
     expect((await userOf(userId)).state).toBe(UserState.INITIAL);
   });
