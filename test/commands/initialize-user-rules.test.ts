@@ -240,6 +240,16 @@ describe("an address change while the set-password invitation is pending (the in
     expect((await userOf(userId)).state).toBe(UserState.ACTIVE);
   });
 
+  it("SetEmail after the link was used: no invitation is pending, so the new address gets a verification mail, not a set-password link", async () => {
+    const { userId, initCode } = await newUser();
+    await initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD });
+    await users().setEmail({ userId, email: `after-init-${n}@example.com` });
+    const mail = (await lastMailTo(t.server, `after-init-${n}@example.com`))!;
+    expect(emailCodeIn(mail)).toBeDefined();
+    expect(initCodeIn(mail.text)).toBeUndefined();
+    expect((await userOf(userId)).state).toBe(UserState.ACTIVE);
+  });
+
   it("SetEmail with returnCode: the old link stops working, and nothing is mailed", async () => {
     const { userId, initCode } = await newUser();
     await users().setEmail({ userId, email: `returned-${n}@example.com`, returnCode: true });
