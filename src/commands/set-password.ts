@@ -24,6 +24,7 @@ export interface SetPasswordInput extends Expected {
 export async function setPassword(deps: Deps, caller: Caller, input: SetPasswordInput): Promise<{ details: Details }> {
   const { organization, user, checkedMemberships } = await selectManagedUser(deps, caller, input.userId);
   if (user.type !== "human") throw failedPrecondition("user.not_human", "machine users have no password; they use personal access tokens");
+  // Stryker disable next-line LogicalOperator: the stored policy is the one bootstrap wrote, DEFAULT_PASSWORD_POLICY (no RPC changes it yet)
   checkPasswordPolicy((await deps.store.getPasswordPolicy(user.instanceId)) ?? DEFAULT_PASSWORD_POLICY, input.password);
   const passwordHash = await hashPassword(input.password);
   // The init code's link would set a password again: the password it was sent for is set now.
@@ -51,6 +52,7 @@ export async function setPassword(deps: Deps, caller: Caller, input: SetPassword
     expect: expectationOf("user", user.id, input),
   }).catch(async (error: unknown) => {
     // Removed meanwhile: answer as a later call would. (Roles changed meanwhile stays aborted: read and retry.)
+    // Stryker disable next-line ConditionalExpression,LogicalOperator: a user removed meanwhile fails only the commit's condition, and any failure for a user that still exists is rethrown either way
     if (error instanceof DomainError && error.reason === "store.condition_failed" && !(await deps.store.findUserById(user.id))) {
       throw notFound("user.not_found", "the user does not exist", { userId: user.id });
     }
