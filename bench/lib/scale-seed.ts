@@ -101,7 +101,7 @@ export async function seedScale(dataDir: string, users: number, log: (line: stri
     const instance = await store.getInstance();
     if (!instance) throw new Error(`${dataDir} is not bootstrapped`);
     const bootstrapOrg = await store.findOrganizationById(instance.defaultOrgId);
-    const [admin] = await store.listUsers({ orgId: instance.defaultOrgId, limit: 1 });
+    const [admin] = await store.listUsers({ instanceId: instance.id, orgId: instance.defaultOrgId, limit: 1 });
     if (!bootstrapOrg || !admin) throw new Error(`${dataDir} has no bootstrap organization or admin`);
     const instanceId = instance.id;
     const externalUrl = "http://127.0.0.1:8080";

@@ -17,7 +17,7 @@ const ADMIN_USER_NAME = "admin";
 export async function recoverAdmin(deps: Pick<Deps, "store" | "clock" | "ids">, token: IssuedToken = issueToken(deps.ids.next())) {
   const instance = await deps.store.getInstance();
   if (!instance) throw new Error("the database has no instance yet: start the server once, it bootstraps one");
-  const [found] = await deps.store.listUsers({ orgId: instance.defaultOrgId, userNameKey: uniquenessKey(ADMIN_USER_NAME), limit: 1 });
+  const [found] = await deps.store.listUsers({ instanceId: instance.id, orgId: instance.defaultOrgId, userNameKey: uniquenessKey(ADMIN_USER_NAME), limit: 1 });
   const at = deps.clock.now();
   const writes: RowWrite[] = [];
   const events: NewEvent[] = [];

@@ -22,6 +22,7 @@ export async function listUsers(deps: Deps, caller: Caller, input: { pageSize: n
   const organization = await selectOrganization(deps, caller);
   authorize(caller.principal, "user.read", { orgId: organization.id });
   const filter = {
+    instanceId: organization.instanceId,
     orgId: organization.id,
     ...(input.userName ? { userNameKey: uniquenessKey(input.userName) } : {}),
     ...(input.email ? { emailKey: emailKey(input.email.trim()) } : {}),

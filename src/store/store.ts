@@ -54,6 +54,18 @@ export interface OrganizationFilter {
   state?: OrganizationRow["state"];
 }
 
+/**
+ * The users of one organization (ListUsers): all of them, or those with one user name or email key. The instance comes
+ * with it so each filter is served by an index whatever the organization's size (the user-name and email keys are
+ * indexed per instance).
+ */
+export interface UserFilter {
+  instanceId: string;
+  orgId: string;
+  userNameKey?: string;
+  emailKey?: string;
+}
+
 export interface EventFilter {
   aggregateType?: string;
   aggregateId?: string;
@@ -116,8 +128,8 @@ export interface Store {
   /** The user's pending code of a kind, if any. */
   findCode(userId: string, kind: OneTimeCodeRow["kind"]): Promise<OneTimeCodeRow | undefined>;
   /** Users of an organization in creation order, after the given position, with optional exact filters. */
-  listUsers(filter: { orgId: string; userNameKey?: string; emailKey?: string; afterPosition?: number; limit: number }): Promise<{ row: UserRow; position: number }[]>;
-  countUsers(filter: { orgId: string; userNameKey?: string; emailKey?: string }): Promise<number>;
+  listUsers(filter: UserFilter & { afterPosition?: number; limit: number }): Promise<{ row: UserRow; position: number }[]>;
+  countUsers(filter: UserFilter): Promise<number>;
   getPasswordPolicy(instanceId: string): Promise<PasswordPolicyRow | undefined>;
   getLockoutPolicy(instanceId: string): Promise<LockoutPolicyRow | undefined>;
   /** Messages of the outbox, oldest first (the delivery worker and tests read them). */

@@ -44,7 +44,7 @@ describe.each(storeEngines())("two stores on one $name database", (engine) => {
     expect(lost).toHaveLength(1);
     expect(lost[0]).toBeInstanceOf(DomainError);
     expect(lost[0]).toMatchObject({ kind: "already_exists", reason: "user.already_exists" });
-    expect(await store().countUsers({ orgId: "o1", userNameKey: "same-name" })).toBe(1);
+    expect(await store().countUsers({ instanceId: "i1", orgId: "o1", userNameKey: "same-name" })).toBe(1);
     // Only the winner's event is in the log.
     expect(await store().countEvents({ aggregateType: "user" })).toBe(1);
   });

@@ -92,13 +92,15 @@ describe.each(storeEngines())("reads and writes on $name", (engine) => {
 
   it("users: paged in the order added, filtered exactly by user name key and email key; email changes and verification", async () => {
     await commit(org("o2", "Other"), human("u1", "o1", "Zed", "Z@Example.com"), human("u2", "o2", "Amy"), human("u3", "o1", "Bob", "b@example.com"));
-    const page = await store().listUsers({ orgId: "o1", limit: 10 });
+    const page = await store().listUsers({ instanceId: "i1", orgId: "o1", limit: 10 });
     expect(page.map((entry) => entry.row.id)).toEqual(["u1", "u3"]);
-    expect((await store().listUsers({ orgId: "o1", afterPosition: page[0]!.position, limit: 10 })).map((entry) => entry.row.id)).toEqual(["u3"]);
-    expect((await store().listUsers({ orgId: "o1", userNameKey: "bob", limit: 10 })).map((entry) => entry.row.id)).toEqual(["u3"]);
-    expect((await store().listUsers({ orgId: "o1", emailKey: "z@example.com", limit: 10 })).map((entry) => entry.row.id)).toEqual(["u1"]);
-    expect(await store().countUsers({ orgId: "o1" })).toBe(2);
-    expect(await store().countUsers({ orgId: "o1", userNameKey: "amy" })).toBe(0);
+    expect((await store().listUsers({ instanceId: "i1", orgId: "o1", afterPosition: page[0]!.position, limit: 10 })).map((entry) => entry.row.id)).toEqual(["u3"]);
+    expect((await store().listUsers({ instanceId: "i1", orgId: "o1", userNameKey: "bob", limit: 10 })).map((entry) => entry.row.id)).toEqual(["u3"]);
+    expect((await store().listUsers({ instanceId: "i1", orgId: "o1", emailKey: "z@example.com", limit: 10 })).map((entry) => entry.row.id)).toEqual(["u1"]);
+    expect(await store().countUsers({ instanceId: "i1", orgId: "o1" })).toBe(2);
+    expect(await store().countUsers({ instanceId: "another", orgId: "o1" })).toBe(0);
+    expect(await store().listUsers({ instanceId: "another", orgId: "o1", limit: 10 })).toEqual([]);
+    expect(await store().countUsers({ instanceId: "i1", orgId: "o1", userNameKey: "amy" })).toBe(0);
     await commit({ kind: "user.emailChange", id: "u3", email: "New@Example.com", emailKey: "new@example.com", verified: false });
     expect(await store().findUserById("u3")).toMatchObject({ email: "New@Example.com", emailKey: "new@example.com", emailVerified: false, state: "initial" });
     await commit({ kind: "user.emailVerified", id: "u3", activate: false });

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, gt, inArray, lte, ne, sql, type SQL } from "drizzle-orm";
 import type { PgColumn, PgTable } from "drizzle-orm/pg-core";
-import type { ApplicationFilter, OrganizationFilter, ProjectFilter, Store } from "../store.js";
+import type { ApplicationFilter, OrganizationFilter, ProjectFilter, Store, UserFilter } from "../store.js";
 import { rowColumns } from "./pg-columns.js";
 import { createPostgresCommits } from "./pg-commits.js";
 import { openPostgres, type PostgresOptions } from "./pg-db.js";
@@ -56,8 +56,10 @@ function projectConditions(filter: ProjectFilter) {
   );
 }
 
-function userConditions(filter: { orgId: string; userNameKey?: string; emailKey?: string }) {
+function userConditions(filter: UserFilter) {
   return and(
+    // The instance first: the user-name and email filters are served by the instance-wide indexes of those keys.
+    eq(users.instanceId, filter.instanceId),
     eq(users.orgId, filter.orgId),
     filter.userNameKey !== undefined ? eq(users.userNameKey, filter.userNameKey) : undefined,
     filter.emailKey !== undefined ? eq(users.emailKey, filter.emailKey) : undefined,

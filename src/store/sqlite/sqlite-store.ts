@@ -22,7 +22,7 @@ import {
 import { createSqliteCommits } from "./sqlite-commits.js";
 import { insideReadWindows } from "./read-window.js";
 import { createSqliteEventLog } from "./sqlite-events.js";
-import type { ApplicationFilter, ProjectFilter, Store } from "../store.js";
+import type { ApplicationFilter, ProjectFilter, Store, UserFilter } from "../store.js";
 
 function applicationConditions(filter: ApplicationFilter) {
   return and(eq(applications.projectId, filter.projectId), filter.state !== undefined ? eq(applications.state, filter.state) : undefined);
@@ -37,9 +37,14 @@ function projectConditions(filter: ProjectFilter) {
   );
 }
 
-function userConditions(filter: { orgId: string; userNameKey?: string; emailKey?: string }) {
+function userConditions(filter: UserFilter) {
+  const byKey = filter.userNameKey !== undefined || filter.emailKey !== undefined;
   return and(
-    eq(users.orgId, filter.orgId),
+    // The instance too: the user-name and email filters are served by the instance-wide indexes of those keys.
+    eq(users.instanceId, filter.instanceId),
+    // With a key, `+org_id` (SQLite's way to keep a term from choosing an index): without statistics the planner would
+    // rather walk the whole organization along users_org, in page order, than read the key's few users and sort them.
+    byKey ? sql`+${users.orgId} = ${filter.orgId}` : eq(users.orgId, filter.orgId),
     filter.userNameKey !== undefined ? eq(users.userNameKey, filter.userNameKey) : undefined,
     filter.emailKey !== undefined ? eq(users.emailKey, filter.emailKey) : undefined,
   );

@@ -33,7 +33,7 @@ async function world() {
   const store = openStore(bootstrapped.dataDir);
   stores.push(store);
   const instance = (await store.getInstance())!;
-  const [admin] = await store.listUsers({ orgId: instance.defaultOrgId, userNameKey: "admin", limit: 1 });
+  const [admin] = await store.listUsers({ instanceId: instance.id, orgId: instance.defaultOrgId, userNameKey: "admin", limit: 1 });
   const deps: Deps = { store, clock, ids: countingIds(), masterKey: bootstrapped.masterKey, externalUrl: "http://127.0.0.1:8080" };
   const write = (...writes: RowWrite[]) => store.commit({ instanceId: instance.id, actor: "test", at: clock.now(), writes, events: [] });
   const lastSequence = async () => (await store.listEvents({ limit: 10_000 })).at(-1)?.sequence ?? 0;
@@ -235,7 +235,7 @@ describe("recoverAdmin", () => {
 
     await expect(recoverAdmin(w.deps, issueToken("taken-token-id"))).rejects.toThrow();
 
-    expect(await w.store.listUsers({ orgId: w.instance.defaultOrgId, userNameKey: "admin", limit: 1 })).toEqual([]);
+    expect(await w.store.listUsers({ instanceId: w.instance.id, orgId: w.instance.defaultOrgId, userNameKey: "admin", limit: 1 })).toEqual([]);
     expect(await w.store.listMembershipsOfScope("instance", w.instance.id)).toEqual([]);
     expect(await w.eventsAfter(before)).toEqual([]);
   });

@@ -52,7 +52,9 @@ export const users = sqliteTable(
   (table) => [
     uniqueIndex("users_user_name_key").on(table.instanceId, table.userNameKey),
     uniqueIndex("users_external_id").on(table.orgId, table.externalId),
-    index("users_org").on(table.orgId, table.id),
+    // An organization's users in creation order (ListUsers pages by rowid, which SQLite appends to every index): the
+    // page is read along this index, never sorted.
+    index("users_org").on(table.orgId),
     index("users_email").on(table.instanceId, table.emailKey),
   ],
 );
