@@ -1,4 +1,4 @@
-import { and, type Column, eq, gt, gte, inArray, type SQL } from "drizzle-orm";
+import { and, type Column, eq, gt, gte, inArray, type SQL, sql } from "drizzle-orm";
 import { AGGREGATE_TYPES } from "../events/event.js";
 import type { EventFilter } from "./store.js";
 
@@ -18,10 +18,26 @@ export function eventConditions(events: EventFilterColumns, filter: Omit<EventFi
   // An id without its type is still looked up through the (type, id, version) index, type by type: no index starts
   // with the id, and reading the whole log for one object is work any reader of it could ask for.
   if (filter.aggregateId && !filter.aggregateType) parts.push(inArray(events.aggregateType, [...AGGREGATE_TYPES]));
-  if (filter.resourceOwner) parts.push(eq(events.resourceOwner, filter.resourceOwner));
-  if (filter.fromSequence !== undefined) parts.push(gte(events.sequence, sequenceBound(filter.fromSequence)));
-  if (filter.afterSequence !== undefined) parts.push(gt(events.sequence, sequenceBound(filter.afterSequence)));
+  // With an aggregate id, the owner and the sequence are compared as expressions no index serves (`owner || ''`,
+  // `+sequence`, valid on both engines): one object's events are found through the (type, id, version) index and sorted
+  // (a few), where a planner without statistics (SQLite's) would rather walk every event of the type or of the
+  // organization along an index in sequence order, to avoid that sort.
+  const one = Boolean(filter.aggregateId);
+  if (filter.resourceOwner) parts.push(one ? sql`${events.resourceOwner} || '' = ${filter.resourceOwner}` : eq(events.resourceOwner, filter.resourceOwner));
+  if (filter.fromSequence !== undefined) {
+    const bound = sequenceBound(filter.fromSequence);
+    parts.push(one ? sql`+${events.sequence} >= ${bound}` : gte(events.sequence, bound));
+  }
+  if (filter.afterSequence !== undefined) {
+    const bound = sequenceBound(filter.afterSequence);
+    parts.push(one ? sql`+${events.sequence} > ${bound}` : gt(events.sequence, bound));
+  }
   return and(...parts);
+}
+
+/** The order of a page of events: the sequence, as an expression when one object's events are read (see above). */
+export function sequenceOrder(events: EventFilterColumns, filter: Pick<EventFilter, "aggregateId">): SQL {
+  return filter.aggregateId ? sql`+${events.sequence}` : sql`${events.sequence}`;
 }
 
 /** The most events `countEvents` counts when a filter other than `fromSequence` is set (a few ms of index reads). */

@@ -42,6 +42,20 @@ describe.each(storeEngines())("counting events on $name", (engine) => {
     expect(await store().countEvents({ resourceOwner: "o1", fromSequence: 3 })).toBe(2);
     expect(await store().countEvents({ resourceOwner: "o3" })).toBe(0);
   });
+
+  it("one object's events with an owner or a sequence bound, and one type's from a sequence on: listed in log order and counted", async () => {
+    await store().commit(eventsCommit([event("user", "u1", "o1"), event("user", "u2", "o1"), event("org", "o1", "o1")]));
+    await store().commit(eventsCommit([event("user", "u1", "o2"), event("project", "p1", "o2"), event("user", "u1", "o1")]));
+    const sequences = async (filter: Parameters<ReturnType<typeof store>["listEvents"]>[0]) => (await store().listEvents(filter)).map((e) => e.sequence);
+    expect(await sequences({ aggregateId: "u1", resourceOwner: "o1", limit: 10 })).toEqual([1, 6]);
+    expect(await sequences({ aggregateType: "user", aggregateId: "u1", afterSequence: 1, limit: 10 })).toEqual([4, 6]);
+    expect(await sequences({ aggregateId: "u1", resourceOwner: "o1", fromSequence: 2, limit: 10 })).toEqual([6]);
+    expect(await sequences({ aggregateId: "u1", limit: 2 })).toEqual([1, 4]);
+    expect(await sequences({ aggregateType: "user", afterSequence: 2, limit: 10 })).toEqual([4, 6]);
+    expect(await sequences({ aggregateId: "u1", fromSequence: Number(2n ** 63n), limit: 10 })).toEqual([]);
+    expect(await store().countEvents({ aggregateId: "u1", resourceOwner: "o1" })).toBe(2);
+    expect(await store().countEvents({ aggregateType: "user", aggregateId: "u1", fromSequence: 2 })).toBe(2);
+  });
 });
 
 describe.each(storeEngines().filter((engine) => engine.name === "sqlite"))("a filtered count of a long log on $name", (engine) => {

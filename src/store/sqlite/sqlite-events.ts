@@ -6,7 +6,7 @@ import { events } from "./schema/index.js";
 import { toStoredEvent } from "../event-rows.js";
 import type { EventRow } from "../rows.js";
 import type { AggregateSpan, EventFilter } from "../store.js";
-import { EVENT_COUNT_LIMIT, eventsFrom } from "../event-filter.js";
+import { EVENT_COUNT_LIMIT, eventsFrom, sequenceOrder } from "../event-filter.js";
 
 const conditions = (filter: Omit<EventFilter, "limit">) => eventConditions(events, filter);
 
@@ -57,7 +57,7 @@ export function createSqliteEventLog(db: GatehouseDb) {
     },
 
     list(filter: EventFilter): StoredEvent[] {
-      return db.select().from(events).where(conditions(filter)).orderBy(asc(events.sequence)).limit(filter.limit).all().map(toStoredEvent);
+      return db.select().from(events).where(conditions(filter)).orderBy(asc(sequenceOrder(events, filter))).limit(filter.limit).all().map(toStoredEvent);
     },
 
     count(filter: Omit<EventFilter, "afterSequence" | "limit">): number {

@@ -25,6 +25,8 @@ export const events = pgTable(
   (table) => [
     uniqueIndex("events_aggregate_version").on(table.aggregateType, table.aggregateId, table.aggregateVersion),
     index("events_resource_owner").on(table.resourceOwner, table.sequence),
+    // ListEvents of one aggregate type (every user's events, say), paged in log order without sorting them all.
+    index("events_type_sequence").on(table.aggregateType, table.sequence),
   ],
 );
 

@@ -1,0 +1,1 @@
+CREATE INDEX "events_type_sequence" ON "events" USING btree ("aggregate_type","sequence");
