@@ -1,5 +1,8 @@
 import type { StoredEvent } from "./event.js";
 
+/** The fields of an event that details are made of (a StoredEvent has them; so has a span's mark). */
+type DetailsSource = Pick<StoredEvent, "sequence" | "resourceOwner" | "createdAt">;
+
 /** The `details` of every response, derived from the event log (see details.proto). */
 export interface Details {
   sequence: number;
@@ -9,7 +12,7 @@ export interface Details {
 }
 
 /** Details of a write whose last appended event is `last` on an object first seen at `createdAt`. */
-export function detailsOf(last: StoredEvent, createdAt: Date): Details {
+export function detailsOf(last: DetailsSource, createdAt: Date): Details {
   return { sequence: last.sequence, creationDate: createdAt, changeDate: last.createdAt, resourceOwner: last.resourceOwner };
 }
 
@@ -20,7 +23,7 @@ export function detailsOfCreate(events: StoredEvent[]): Details {
 }
 
 /** Details of a write to an object whose first event is `first` (read before the write). */
-export function detailsOfChange(events: StoredEvent[], first: StoredEvent): Details {
+export function detailsOfChange(events: StoredEvent[], first: Pick<StoredEvent, "createdAt">): Details {
   const last = lastOf(events);
   return detailsOf(last, first.createdAt);
 }

@@ -78,9 +78,13 @@ export interface EventFilter {
 }
 
 /** First and last event of one aggregate: the source of every read's `details`. */
+/** Where an event stands in the log: all a read's `details` (and an expected sequence) need of it. */
+export type EventMark = Pick<StoredEvent, "sequence" | "aggregateVersion" | "resourceOwner" | "createdAt">;
+
+/** The first and the last event of an aggregate, as marks: a read's details parse no payload. */
 export interface AggregateSpan {
-  first: StoredEvent;
-  last: StoredEvent;
+  first: EventMark;
+  last: EventMark;
 }
 
 /**

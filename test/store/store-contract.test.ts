@@ -36,9 +36,11 @@ describe.each(storeEngines())("the store contract on $name", (engine) => {
     const [b, c] = await store().commit(base([], [userAdded("u1"), userAdded("u1")]));
     expect([a!.sequence, b!.sequence, c!.sequence]).toEqual([2, 3, 4]);
     expect([a!.aggregateVersion, b!.aggregateVersion, c!.aggregateVersion]).toEqual([1, 2, 3]);
-    const span = await store().aggregateSpan("user", "u1");
-    expect(span?.first.sequence).toBe(2);
-    expect(span?.last.sequence).toBe(4);
+    // A span is the marks of the first and the last event: where they stand in the log, whose, and when.
+    expect(await store().aggregateSpan("user", "u1")).toEqual({
+      first: { sequence: 2, aggregateVersion: 1, resourceOwner: "o1", createdAt: FIXTURE_AT },
+      last: { sequence: 4, aggregateVersion: 3, resourceOwner: "o1", createdAt: FIXTURE_AT },
+    });
   });
 
   it("stores events as committed: payload, actor, owner and time read back exactly, in sequence order, filtered and paged", async () => {

@@ -1,7 +1,7 @@
 import { and, asc, count, eq, max, min, or, sql } from "drizzle-orm";
 import type { NewEvent, StoredEvent } from "../../events/event.js";
 import { eventConditions } from "../event-filter.js";
-import { toStoredEvent } from "../event-rows.js";
+import { toEventMark, toStoredEvent } from "../event-rows.js";
 import type { AggregateSpan, EventFilter } from "../store.js";
 import { EVENT_COUNT_LIMIT, eventsFrom } from "../event-filter.js";
 import type { PostgresDb } from "./pg-db.js";
@@ -83,7 +83,7 @@ export function createPostgresEventLog(db: PostgresDb) {
           : db.select({ version: max(events.aggregateVersion) }).from(events).where(and(scope, eq(events.type, createdBy)));
       const newest = db.select({ version: max(events.aggregateVersion) }).from(events).where(scope);
       const rows = await db
-        .select()
+        .select({ sequence: events.sequence, aggregateVersion: events.aggregateVersion, resourceOwner: events.resourceOwner, createdAt: events.createdAt, type: events.type })
         .from(events)
         .where(and(scope, or(sql`${events.aggregateVersion} = (${edge})`, sql`${events.aggregateVersion} = (${newest})`)))
         .orderBy(asc(events.aggregateVersion));
@@ -91,7 +91,7 @@ export function createPostgresEventLog(db: PostgresDb) {
       const last = rows.at(-1);
       // No creation event: the newest event alone came back, and it is no creation.
       if (!first || !last || (createdBy !== undefined && first.type !== createdBy)) return undefined;
-      return { first: toStoredEvent(first), last: toStoredEvent(last) };
+      return { first: toEventMark(first), last: toEventMark(last) };
     },
   };
 }

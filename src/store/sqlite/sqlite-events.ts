@@ -3,17 +3,11 @@ import type { NewEvent, StoredEvent } from "../../events/event.js";
 import { eventConditions } from "../event-filter.js";
 import type { GatehouseDb } from "./db.js";
 import { events } from "./schema/index.js";
-import { toStoredEvent } from "../event-rows.js";
-import type { EventRow } from "../rows.js";
+import { type MarkRow, toEventMark, toStoredEvent } from "../event-rows.js";
 import type { AggregateSpan, EventFilter } from "../store.js";
 import { EVENT_COUNT_LIMIT, eventsFrom, sequenceOrder } from "../event-filter.js";
 
 const conditions = (filter: Omit<EventFilter, "limit">) => eventConditions(events, filter);
-
-/** The columns of an event row under the names of EventRow (for the statements written in SQL here). */
-const EVENT_COLUMNS =
-  "sequence, instance_id AS instanceId, aggregate_type AS aggregateType, aggregate_id AS aggregateId, aggregate_version AS aggregateVersion, " +
-  "type, payload, actor, resource_owner AS resourceOwner, created_at AS createdAt";
 
 /** The event log on SQLite: append (inside the caller's transaction) and reads, with prepared hot paths. */
 export function createSqliteEventLog(db: GatehouseDb) {
@@ -30,9 +24,11 @@ export function createSqliteEventLog(db: GatehouseDb) {
     "INSERT INTO events (instance_id, aggregate_type, aggregate_id, aggregate_version, type, payload, actor, resource_owner, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING sequence",
   );
   const ofOne = "FROM events WHERE aggregate_type = ? AND aggregate_id = ?";
-  const firstOf = client.prepare<[string, string], EventRow>(`SELECT ${EVENT_COLUMNS} ${ofOne} ORDER BY aggregate_version ASC LIMIT 1`);
-  const lastOf = client.prepare<[string, string], EventRow>(`SELECT ${EVENT_COLUMNS} ${ofOne} ORDER BY aggregate_version DESC LIMIT 1`);
-  const lastCreation = client.prepare<[string, string, string], EventRow>(`SELECT ${EVENT_COLUMNS} ${ofOne} AND type = ? ORDER BY aggregate_version DESC LIMIT 1`);
+  // A span's marks only: no payload read or parsed for a read's details.
+  const MARK = "sequence, aggregate_version AS aggregateVersion, resource_owner AS resourceOwner, created_at AS createdAt";
+  const firstOf = client.prepare<[string, string], MarkRow>(`SELECT ${MARK} ${ofOne} ORDER BY aggregate_version ASC LIMIT 1`);
+  const lastOf = client.prepare<[string, string], MarkRow>(`SELECT ${MARK} ${ofOne} ORDER BY aggregate_version DESC LIMIT 1`);
+  const lastCreation = client.prepare<[string, string, string], MarkRow>(`SELECT ${MARK} ${ofOne} AND type = ? ORDER BY aggregate_version DESC LIMIT 1`);
 
   return {
     /** Appends one event. Must run inside the commit's transaction (it is synchronous by design). */
@@ -73,7 +69,7 @@ export function createSqliteEventLog(db: GatehouseDb) {
     span(type: string, id: string, createdBy?: string): AggregateSpan | undefined {
       const first = createdBy === undefined ? firstOf.get(type, id) : lastCreation.get(type, id, createdBy);
       const last = lastOf.get(type, id);
-      return first && last ? { first: toStoredEvent(first), last: toStoredEvent(last) } : undefined;
+      return first && last ? { first: toEventMark(first), last: toEventMark(last) } : undefined;
     },
   };
 }
