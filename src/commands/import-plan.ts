@@ -77,7 +77,7 @@ type Conflict = { kind: "none" } | { kind: "same"; user: UserRow; byExternalId: 
  */
 function conflictOf(scope: ImportScope, checked: CheckedHumanUser, externalId: string, byName: Map<string, UserRow>, byExternalId: Map<string, UserRow>): Conflict {
   const named = byName.get(checked.userNameKey);
-  // Stryker disable next-line ConditionalExpression,StringLiteral: no stored external id is empty (none is stored as null), so looking up "" finds nobody either
+  // Stryker disable next-line StringLiteral: no stored external id is empty (none is stored as null), so looking up "" finds nobody either (the `true` mutant is equivalent for the same reason)
   const identified = externalId !== "" ? byExternalId.get(externalId) : undefined;
   if (identified) {
     if (named && named.id !== identified.id) return { kind: "refused", error: uniqueViolation("users_user_name_key")! };
@@ -90,7 +90,8 @@ function conflictOf(scope: ImportScope, checked: CheckedHumanUser, externalId: s
   // Found by user name only: had its external id been the one given, it would have been found by that.
   const own = named.orgId === scope.organization.id && named.type === "human" && (named.externalId === null || externalId === "");
   // Stryker disable next-line StringLiteral: planChunk treats every kind but "none" and "refused" as the same user
-  return own ? { kind: "same", user: named, byExternalId: false } : { kind: "refused", error: uniqueViolation("users_user_name_key")! };
+  if (own) return { kind: "same", user: named, byExternalId: false };
+  return { kind: "refused", error: uniqueViolation("users_user_name_key")! };
 }
 
 /** The answer to an existing own user under FAIL and SKIP, or undefined for UPDATE (which plans a re-import). */
@@ -147,7 +148,7 @@ export async function planChunk(scope: ImportScope, entries: ChunkEntry[], optio
     instanceId,
     userNameKeys: checkedUsers.map((user) => user.checked.userNameKey),
     orgId: organization.id,
-    // Stryker disable next-line ConditionalExpression,StringLiteral,ArrayDeclaration: asking for "" (or any id no row gives) finds no user by it: no stored external id is empty
+    // Stryker disable next-line StringLiteral: asking for "" finds no user by it: no stored external id is empty (so the `true` and the non-empty `[]` mutants are equivalent too)
     externalIds: checkedUsers.flatMap((user) => (user.externalId !== "" ? [user.externalId] : [])),
   });
   const byName = new Map(matches.map((user) => [user.userNameKey, user]));
@@ -175,7 +176,8 @@ export async function planChunk(scope: ImportScope, entries: ChunkEntry[], optio
     }
   };
   // Imported hashes (the bulk of a migration) need no await; plain passwords are hashed concurrently, bounded.
-  // Stryker disable next-line ConditionalExpression: a plain-password user planned here too is planned again once its hash is made (same index), so only the wasted work would tell
+  // (A plain-password user planned here too would be planned again once its hash is made, same index: the `true` mutant
+  // is equivalent, only the wasted work would tell.)
   for (const create of creates) if (!create.checked.input.password) created(create, create.checked.input.hashedPassword ?? null);
   await Promise.all([
     ...creates.flatMap((create) => {

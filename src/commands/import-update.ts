@@ -15,7 +15,8 @@ export async function reimportedPasswordHash(user: UserRow, checked: CheckedHuma
   const { password, hashedPassword } = checked.input;
   if (hashedPassword !== undefined) return hashedPassword === user.passwordHash ? undefined : hashedPassword;
   if (!password) return undefined;
-  // Stryker disable next-line ConditionalExpression: without a stored hash the verifier refuses to read one, which counts as another password anyway; the check saves that call
+  // (Without a stored hash the verifier would refuse to read one, which counts as another password too: the check only
+  // saves that call, so its `true` mutant is equivalent.)
   if (user.passwordHash !== null && (await isStoredPassword(user.passwordHash, password, signal))) return undefined;
   return hashImportedPassword(password, signal);
 }

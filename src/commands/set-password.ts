@@ -52,7 +52,6 @@ export async function setPassword(deps: Deps, caller: Caller, input: SetPassword
     expect: expectationOf("user", user.id, input),
   }).catch(async (error: unknown) => {
     // Removed meanwhile: answer as a later call would. (Roles changed meanwhile stays aborted: read and retry.)
-    // Stryker disable next-line ConditionalExpression,LogicalOperator: a user removed meanwhile fails only the commit's condition, and any failure for a user that still exists is rethrown either way
     if (error instanceof DomainError && error.reason === "store.condition_failed" && !(await deps.store.findUserById(user.id))) {
       throw notFound("user.not_found", "the user does not exist", { userId: user.id });
     }

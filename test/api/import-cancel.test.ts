@@ -1,4 +1,5 @@
-import { Code } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { endedCallError } from "../../src/api/user/import-human-users.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { ImportOutcome, UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
@@ -81,5 +82,28 @@ describe("an import stream whose lifetime is over stops", () => {
     expect(later.results.map((r) => r.outcome)).toEqual(Array(4).fill(ImportOutcome.CREATED));
     expect((await admin(streamOrg).listUsers({ pageSize: 1000 })).users).toEqual([]);
     expect(short.server.logs.parsed().filter((line) => line["msg"] === "internal error")).toEqual([]);
+  });
+});
+
+describe("the answer of an import whose call ended", () => {
+  const ended = (reason: unknown) => {
+    const call = new AbortController();
+    call.abort(reason);
+    return endedCallError(new Error("what the import threw"), call.signal) as ConnectError;
+  };
+
+  it("is deadline_exceeded for a deadline, and canceled for anything else that ended it, whatever code that carried", () => {
+    expect(ended(new ConnectError("the operation timed out", Code.DeadlineExceeded)).code).toBe(Code.DeadlineExceeded);
+    // What a client's HTTP/2 reset code or a socket error becomes in connect-node: the client must not choose the code.
+    for (const code of [Code.Internal, Code.ResourceExhausted, Code.PermissionDenied, Code.Unavailable, Code.Unknown]) {
+      expect(ended(new ConnectError("stream reset by the client", code)).code, Code[code]).toBe(Code.Canceled);
+    }
+    expect(ended(undefined).code).toBe(Code.Canceled);
+    expect(ended(new Error("socket hang up")).code).toBe(Code.Canceled);
+  });
+
+  it("is the import's own error while the call goes on", () => {
+    const error = new Error("what the import threw");
+    expect(endedCallError(error, new AbortController().signal)).toBe(error);
   });
 });

@@ -87,4 +87,17 @@ describe("what the checks read for a chunk", () => {
     const added = await eventsOf(t, "user", results[0]!.userId!);
     expect(JSON.stringify(added)).toContain(`ext-${first}`);
   });
+
+  it("an IDP link another user holds fails that user alone (the commit's refusal, which planning cannot see), and the others of its chunk are created", async () => {
+    const idps = t.clients.client(IdentityProviderService, "connect-json-http1", { token: t.server.adminToken, orgId });
+    const { idpId } = await idps.createIdentityProvider({ name: "Taken SSO", issuer: "https://taken-sso.example.com", clientId: "taken-client", clientSecret: "taken-secret-value" });
+    const holder = fresh("holder");
+    await users().createHumanUser({ userName: holder, profile: { firstName: "H", lastName: "H" }, email: { email: `${holder}@example.com`, isEmailVerified: true }, idps: [{ configId: idpId, externalUserId: `ext-${holder}` }] });
+    const [before, taker, after] = [fresh("beside"), fresh("taker"), fresh("beside")];
+    expect(await importAs(OnConflict.FAIL, [before], [taker, { idps: [{ configId: idpId, externalUserId: `ext-${holder}` }] }], [after])).toMatchObject([
+      { outcome: "created" },
+      { outcome: "failed", code: "already_exists", reason: "user.idp_link.already_exists" },
+      { outcome: "created" },
+    ]);
+  });
 });

@@ -62,8 +62,8 @@ function depsWith(method: keyof Store, meanwhile: () => Promise<unknown>): Deps 
   return { ...deps, store };
 }
 
-async function importAll(deps: Deps, items: ImportItem[], options: ImportOptions, as: Caller = caller): Promise<ImportResult[]> {
-  const importer = await startImport(deps, as);
+async function importAll(deps: Deps, items: ImportItem[], options: ImportOptions, as: Caller = caller, signal?: AbortSignal): Promise<ImportResult[]> {
+  const importer = await startImport(deps, as, signal);
   const results: ImportResult[] = [];
   for await (const chunk of importer.importBatch(items, options)) results.push(...chunk.results);
   return results;
@@ -156,6 +156,54 @@ describe("the privilege ceiling of a re-import holds at its commit", () => {
     expect(outcomes(results)).toEqual(["failed principal.privileged", "updated"]);
     const { user } = await users.getUser({ userId: targetId });
     expect(user?.type.case === "human" && user.type.value.profile?.firstName).toBe("Raced");
+  });
+});
+
+describe("an import whose call ended", () => {
+  /** The server's deps, whose store runs `then` right after the first call of `method` answered. */
+  const afterFirst = (method: keyof Store, then: () => void) => depsWith(method, async () => then());
+  const namesIn = async (names: string[]) => {
+    const users = t.clients.client(UserService, "connect-json-http1", { token: t.server.adminToken, orgId });
+    return (await Promise.all(names.map(async (name) => (await users.listUsers({ userName: name })).users.length))).reduce((a, b) => a + b, 0);
+  };
+
+  it("plans and commits no further chunk: the users of the chunks after the call ended are not created", async () => {
+    // Two chunks: the repeated name starts the second one.
+    const [a, b, c] = [fresh("ended"), fresh("ended"), fresh("ended")];
+    const call = new AbortController();
+    const committing = afterFirst("commit", () => call.abort(new Error("the client went away")));
+    // Counts the chunks planned (each reads the existing users once) after the call ended.
+    let plannedAfterEnd = 0;
+    const store = new Proxy(committing.store, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (property === "findUsersByNameKeysOrExternalIds" && call.signal.aborted) plannedAfterEnd += 1;
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    }) as Store;
+    const deps = { ...committing, store };
+    const importer = await startImport(deps, caller, call.signal);
+    const items = [a, b, b, c].map((name) => ({ input: input(name) }));
+    const seen: number[] = [];
+    await expect(
+      (async () => {
+        for await (const chunk of importer.importBatch(items, { onConflict: "skip", sendInitializationMails: false })) seen.push(chunk.lastIndex);
+      })(),
+    ).rejects.toThrow("the client went away");
+    expect(seen).toEqual([1]);
+    expect(plannedAfterEnd).toBe(0);
+    expect(await namesIn([a, b])).toBe(2);
+    expect(await namesIn([c])).toBe(0);
+  });
+
+  it("commits nothing of the chunk it was planning when the call ended", async () => {
+    const [a, b] = [fresh("ended-planning"), fresh("ended-planning")];
+    const call = new AbortController();
+    const deps = afterFirst("findUsersByNameKeysOrExternalIds", () => call.abort(new Error("the client went away")));
+    await expect(importAll(deps, [{ input: input(a) }, { input: input(b) }], { onConflict: "fail", sendInitializationMails: false }, caller, call.signal)).rejects.toThrow(
+      "the client went away",
+    );
+    expect(await namesIn([a, b])).toBe(0);
   });
 });
 

@@ -30,6 +30,16 @@ describe("SetPassword racing other writes", () => {
     expect(await refusal(setPassword(deps, caller, { userId, password: "Racing-Pass-1", changeRequired: false }))).toEqual({ kind: "not_found", reason: "user.not_found", metadata: { userId } });
   });
 
+  it("a user removed after it was read, by a call that expected the sequence it read, is aborted concurrent_modification: the expectation is checked first", async () => {
+    const userId = await newUser();
+    const sequence = (await admin().getUser({ userId })).user?.details?.sequence;
+    const deps = interleavedDeps(t, () => admin().removeUser({ userId }));
+    expect(await refusal(setPassword(deps, caller, { userId, password: "Racing-Pass-1", changeRequired: false, expectedSequence: sequence }))).toMatchObject({
+      kind: "aborted",
+      reason: "concurrent_modification",
+    });
+  });
+
   it("a role granted to the user after the privilege ceiling was checked fails the commit (aborted), and nothing is set", async () => {
     const userId = await newUser();
     const { user: before } = await admin().getUser({ userId });

@@ -76,8 +76,13 @@ function resultOf(result: ImportResult): MessageInitShape<typeof ImportHumanUser
  * work it still had queued is dropped (import-passwords.ts), and what that makes fail is the call's end, reported as
  * such (canceled or deadline_exceeded), not as a fault of the server.
  */
-function endedCallError(error: unknown, signal: AbortSignal): unknown {
-  return signal.aborted ? ConnectError.from(signal.reason, Code.Canceled) : error;
+export function endedCallError(error: unknown, signal: AbortSignal): unknown {
+  if (!signal.aborted) return error;
+  const reason: unknown = signal.reason;
+  // Only a deadline keeps its code. Whatever else ended the call (a client's HTTP/2 reset code, a socket error) says
+  // nothing about the server: a client could otherwise pick the code the server reports and logs (internal, say).
+  if (reason instanceof ConnectError && reason.code === Code.DeadlineExceeded) return reason;
+  return new ConnectError("the call ended before the import was done", Code.Canceled, undefined, undefined, reason);
 }
 
 /** ImportHumanUsers and ImportHumanUsersBatch (issue 14): convert each message, import it, convert the results. */

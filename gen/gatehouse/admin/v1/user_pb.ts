@@ -2220,8 +2220,8 @@ export const UserService: GenService<{
    * Passwords: imported hashes are stored as given (after the checks of `hashed_password`); plain passwords
    * are checked against the password policy and hashed with argon2id on as many threads as the machine has
    * cores, never on the event loop, all of a message's before its chunk commits. A call that ends before its
-   * import is done (the client goes away, its deadline or the stream's lifetime passes) stops it: the passwords
-   * still waiting for a core are never hashed, and its unfinished chunk is not committed. Mails: an imported user is
+   * import is done (the client goes away, its deadline or the stream's lifetime passes) stops it: no further chunk
+   * is planned or committed, and the passwords still waiting for a core are never hashed. Mails: an imported user is
    * sent no mail (and given no code that only a mail would carry) unless `send_initialization_mails` is true;
    * then it gets exactly the mails CreateHumanUser would send. Its state is the same either way.
    *
