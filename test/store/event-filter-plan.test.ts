@@ -1,53 +1,13 @@
-import Database from "better-sqlite3";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
-import type { EventFilter, Store } from "../../src/store/store.js";
+import { describe, expect, it } from "vitest";
+import type { EventFilter } from "../../src/store/store.js";
+import { useRecordedPlans } from "./query-plans.js";
 
 // Store.countEvents / listEvents (src/store/store.ts): a count or a page is work any reader of the log can ask for,
 // so it costs what its matches cost, not the size of the log — every filter ListEvents offers is served by an index:
 // SQLite's plan for each statement the store runs never scans the events table. (An aggregate id without its type
 // once did: found in review.)
 
-let dir: string;
-let store: Store;
-let prepared: string[] = [];
-const originalPrepare = Database.prototype.prepare;
-
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "gatehouse-event-plan-"));
-  Database.prototype.prepare = function recording(this: Database.Database, source: string) {
-    prepared.push(source);
-    return originalPrepare.call(this, source);
-  } as typeof originalPrepare;
-  store = createSqliteStore({ path: join(dir, "db.sqlite"), synchronous: "NORMAL", busyTimeoutMs: 1000 });
-});
-
-afterEach(async () => {
-  Database.prototype.prepare = originalPrepare;
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-/** The query plans of the statements about the events table that `work` made the store compile. */
-async function plansOf(work: () => Promise<unknown>): Promise<string[]> {
-  prepared = [];
-  await work();
-  const statements = prepared.filter((source) => /from "events"/i.test(source));
-  expect(statements.length).toBeGreaterThan(0);
-  const raw = new Database(join(dir, "db.sqlite"), { readonly: true });
-  try {
-    return statements.map((source) => {
-      const parameters = (source.match(/\?/g) ?? []).map(() => null);
-      const plan = originalPrepare.call(raw, `EXPLAIN QUERY PLAN ${source}`).all(parameters) as { detail: string }[];
-      return plan.map((step) => step.detail).join(" | ");
-    });
-  } finally {
-    raw.close();
-  }
-}
+const { store, plansOf } = useRecordedPlans();
 
 describe("the events a filter selects", () => {
   // The index each filter must be read through; only one object's events (a few) may be sorted.
@@ -64,10 +24,10 @@ describe("the events a filter selects", () => {
     ["an organization's events", { resourceOwner: "o1" }, OWNER],
     ["an organization's events of one object", { resourceOwner: "o1", aggregateId: "u1" }, ONE_OBJECT],
   ])("%s: counted and paged through the index of the filter, never by scanning the log or sorting more than one object's events", async (_name, filter, index) => {
-    const plans = await plansOf(async () => {
-      await store.countEvents(filter);
-      await store.listEvents({ ...filter, limit: 100 });
-      await store.listEvents({ ...filter, afterSequence: 10, limit: 100 });
+    const plans = await plansOf("events", async () => {
+      await store().countEvents(filter);
+      await store().listEvents({ ...filter, limit: 100 });
+      await store().listEvents({ ...filter, afterSequence: 10, limit: 100 });
     });
     for (const plan of plans) {
       expect(plan, plan).toMatch(index);
