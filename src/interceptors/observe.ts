@@ -1,4 +1,4 @@
-import { type Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { codeName } from "./code-name.js";
 import { accessLogOf, type Logger } from "../support/logger.js";
 import type { Metrics } from "../support/metrics.js";
@@ -12,9 +12,17 @@ export function protocolOf(contentType: string | null): string {
   return "connect";
 }
 
+/** How a call that ended before its answer did is recorded: its deadline, or canceled (never a code its client chose). */
+function endedCode(signal: AbortSignal): Code {
+  const reason: unknown = signal.reason;
+  return reason instanceof ConnectError && reason.code === Code.DeadlineExceeded ? Code.DeadlineExceeded : Code.Canceled;
+}
+
 /**
  * One JSON log line and one metrics sample per call: request id, procedure, protocol, code,
  * duration and caller. Never the message, headers or tokens. Echoes the request id to the client.
+ * A streaming call is recorded when its stream ends, with the code it ended with and its whole duration (recorded when
+ * its handler answered, it would say `ok` for an import that failed an hour later).
  */
 export function createObserveInterceptor(logger: Logger, metrics: Metrics): Interceptor {
   const accessLog = accessLogOf(logger);
@@ -22,17 +30,7 @@ export function createObserveInterceptor(logger: Logger, metrics: Metrics): Inte
     const started = process.hrtime.bigint();
     const requestId = req.contextValues.get(requestIdKey);
     const procedure = `/${req.service.typeName}/${req.method.name}`;
-    let code: Code | undefined;
-    try {
-      const res = await next(req);
-      res.header.set("x-request-id", requestId);
-      return res;
-    } catch (error) {
-      const connectError = ConnectError.from(error);
-      code = connectError.code;
-      connectError.metadata.set("x-request-id", requestId);
-      throw connectError;
-    } finally {
+    const record = (code: Code | undefined) => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const labels = { procedure, code: codeName(code) };
       metrics.rpcCalls.inc(labels);
@@ -48,6 +46,45 @@ export function createObserveInterceptor(logger: Logger, metrics: Metrics): Inte
         },
         "rpc",
       );
+    };
+    const failed = (error: unknown) => {
+      const connectError = ConnectError.from(error);
+      connectError.metadata.set("x-request-id", requestId);
+      return connectError;
+    };
+    let res: Awaited<ReturnType<typeof next>>;
+    try {
+      res = await next(req);
+    } catch (error) {
+      const connectError = failed(error);
+      record(connectError.code);
+      throw connectError;
     }
+    res.header.set("x-request-id", requestId);
+    if (!res.stream) {
+      record(undefined);
+      return res;
+    }
+    const messages = res.message;
+    return {
+      ...res,
+      message: (async function* () {
+        let code: Code | undefined;
+        let completed = false;
+        try {
+          yield* messages;
+          completed = true;
+        } catch (error) {
+          const connectError = failed(error);
+          code = connectError.code;
+          throw connectError;
+        } finally {
+          // A stream whose answers stopped being read (left by `return()`), or that ended because its call did (a
+          // Health.Watch whose client went away), ended with its call: deadline_exceeded or canceled.
+          if (code === undefined && (!completed || req.signal.aborted)) code = endedCode(req.signal);
+          record(code);
+        }
+      })(),
+    };
   };
 }

@@ -1,7 +1,11 @@
+import { Code } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { IdentityProviderService } from "../../gen/gatehouse/admin/v1/identity_provider_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
+import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { failure } from "../support/errors.js";
+import { eventually } from "../support/eventually.js";
+import { importedUser, streamImport } from "../support/import.js";
 import { useTestServer } from "../support/server.js";
 
 /**
@@ -70,6 +74,37 @@ describe("metrics and the log line per call", () => {
     const line = rpcLines().findLast((l) => l.procedure === "/gatehouse.admin.v1.UserService/CreateHumanUser");
     expect(line?.durationMs).toBeGreaterThanOrEqual(5);
     expect(line?.durationMs).toBeLessThan(10_000);
+  });
+});
+
+describe("the log line and the sample of a streaming call", () => {
+  const IMPORT = "/gatehouse.admin.v1.UserService/ImportHumanUsers";
+  const linesOf = (procedure: string, from: number) => rpcLines().slice(from).filter((line) => line.procedure === procedure);
+
+  it("are written once, when the stream ends, with the code it ended with: ok after its last answer, or its failure", async () => {
+    const users = t.clients.client(UserService, "grpc-h2c", { token: t.server.adminToken });
+    let from = rpcLines().length;
+    const answers = await streamImport(users, [{ users: [importedUser("streamed-ok-1")] }, { users: [importedUser("streamed-ok-2")] }]);
+    expect(answers).toHaveLength(2);
+    expect(linesOf(IMPORT, from)).toEqual([expect.objectContaining({ code: "ok", protocol: "grpc" })]);
+
+    // A first message answered, then one of more users than a message may carry: the stream fails on it.
+    from = rpcLines().length;
+    const tooMany = Array.from({ length: 1001 }, (_, i) => importedUser(`streamed-too-many-${i}`));
+    expect(await failure(streamImport(users, [{ users: [importedUser("streamed-first")] }, { users: tooMany }]))).toMatchObject({ code: Code.InvalidArgument });
+    expect(linesOf(IMPORT, from)).toEqual([expect.objectContaining({ code: "invalid_argument" })]);
+  });
+
+  it("of a Health.Watch whose client went away say canceled, not ok", async () => {
+    const health = t.clients.client(Health, "grpc-h2c");
+    const from = rpcLines().length;
+    const gone = new AbortController();
+    const stream = health.watch({ service: "" }, { signal: gone.signal })[Symbol.asyncIterator]();
+    expect((await stream.next()).value?.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    gone.abort();
+    const line = await eventually(() => linesOf("/grpc.health.v1.Health/Watch", from)[0], { what: "the Watch call's line", timeoutMs: 10_000 });
+    expect(line).toMatchObject({ code: "canceled" });
+    expect(linesOf("/grpc.health.v1.Health/Watch", from)).toHaveLength(1);
   });
 });
 
