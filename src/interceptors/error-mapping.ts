@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
-import { DomainError, type ErrorKind } from "../domain/errors.js";
+import { DomainError, type ErrorKind, invalidArgument } from "../domain/errors.js";
 import { ERROR_DOMAIN, internalErrorMessage } from "../rest/error-body.js";
 import type { Logger } from "../support/logger.js";
 import { codeName } from "./code-name.js";
@@ -38,6 +38,14 @@ export function fromDomainError(error: DomainError): ConnectError {
   return connectError;
 }
 
+/** What connect-es says when it cannot decode a binary message (its serialization's `parse`). */
+const PARSE_BINARY = "parse binary: ";
+
+/** A request message that is no protobuf message of its type: invalid_argument `request.malformed`, with what the reader said (cut short). */
+export function undecodableProtobuf(readerMessage: string): DomainError {
+  return invalidArgument("request.malformed", `undecodable protobuf request: ${readerMessage.slice(0, 300)}`);
+}
+
 /**
  * The one place errors become wire errors. DomainErrors keep their kind, reason, metadata and field
  * violations; ConnectErrors pass with an ErrorInfo added; anything else is a bug: the caller gets
@@ -45,6 +53,12 @@ export function fromDomainError(error: DomainError): ConnectError {
  */
 export function toConnectError(error: unknown, requestId: string, logger: Logger): ConnectError {
   if (error instanceof DomainError) return fromDomainError(error);
+  // A client or bidi stream's messages are decoded by connect-es as the handler reads them (the transport does not
+  // decode them twice: decode-check.ts), and it calls a message it cannot decode internal. Only a server decodes
+  // requests, so this is always the caller's message.
+  if (error instanceof ConnectError && error.code === Code.Internal && error.rawMessage.startsWith(PARSE_BINARY)) {
+    return fromDomainError(undecodableProtobuf(error.rawMessage.slice(PARSE_BINARY.length)));
+  }
   if (error instanceof ConnectError && error.code !== Code.Internal && error.code !== Code.Unknown) {
     // Errors the protocol layer raises itself (timeouts, cancellation) get a stable reason too.
     if (error.findDetails(ErrorInfoSchema).length === 0) error.details.push(errorInfo(`rpc.${codeName(error.code)}`, {}));

@@ -15,6 +15,7 @@ import { parseContentType as parseConnectContentType, parseTimeout as parseConne
 import { parseContentType as parseGrpcContentType, parseTimeout as parseGrpcTimeout } from "@connectrpc/connect/protocol-grpc";
 import { parseContentType as parseGrpcWebContentType } from "@connectrpc/connect/protocol-grpc-web";
 import { DomainError, invalidArgument } from "../domain/errors.js";
+import { undecodableProtobuf } from "../interceptors/error-mapping.js";
 import { duplicateKeyPath } from "./json-duplicate-keys.js";
 import { jsonProblems } from "./json-problems.js";
 
@@ -108,7 +109,7 @@ export function checkMessage(desc: DescMessage, bytes: Uint8Array, binary: boole
       try {
         fromBinary(desc, bytes);
       } catch (error) {
-        throw malformed(`undecodable protobuf request: ${readerMessage(error)}`);
+        throw undecodableProtobuf(readerMessage(error));
       }
       return;
     }
@@ -149,7 +150,13 @@ async function decompressed(compression: Compression | undefined, bytes: Uint8Ar
   }
 }
 
-/** Checks each envelope as it passes; the bytes go on unchanged, so the handler parses what the client sent. */
+/**
+ * Checks each envelope as it passes; the bytes go on unchanged, so the handler parses what the client sent. The
+ * binary messages of a client or bidi stream (`single` false) are not decoded here: connect-es decodes those as the
+ * handler reads them, inside the interceptors, whose error mapping answers an undecodable one request.malformed — so a
+ * bulk import's messages are decoded once, not twice. (A unary or server-streaming message is decoded before any
+ * interceptor runs, and a compressed one is inflated here to answer what does not inflate: both are still checked.)
+ */
 async function* checkedEnvelopes(
   envelopes: AsyncIterable<EnvelopedMessage>,
   desc: DescMessage,
@@ -164,7 +171,8 @@ async function* checkedEnvelopes(
     const isCompressed = (envelope.flags & COMPRESSED_FLAG) !== 0;
     if (isCompressed && !compression) throw malformed(`a compressed message needs a ${framing.encodingHeader} header`);
     if (single && ++count > 1) throw malformed("this method takes exactly one request message");
-    checkMessage(desc, await decompressed(isCompressed ? compression : undefined, envelope.data, readMaxBytes), framing.binary);
+    const decodedByTheHandler = !single && framing.binary && !isCompressed;
+    if (!decodedByTheHandler) checkMessage(desc, await decompressed(isCompressed ? compression : undefined, envelope.data, readMaxBytes), framing.binary);
     yield envelope;
   }
   if (single && count === 0) throw malformed("this method takes exactly one request message; none was sent");
