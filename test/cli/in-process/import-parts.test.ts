@@ -64,6 +64,52 @@ describe("CSV records", () => {
     expect(() => csvRecordToJson(columns, ["c", "", "", "c@example.com", "maybe", "", "", "", "", "", "", "", "", "", "", ""])).toThrow(/email_verified must be true or false/);
     expect(() => csvRecordToJson(columns, ["c", "", "", "c@example.com", "", "", "", "robot", "", "", "", "", "", "", "", ""])).toThrow(/gender must be female, male, diverse or empty/);
   });
+
+  it("maps every profile column; reads flags and genders in any case and with blanks around; an empty flag is false", () => {
+    const columns = csvHeader(["user_name", "email", "email_verified", "nick_name", "display_name", "preferred_language", "gender", "phone", "phone_verified"]);
+    const profileOf = (gender: string) => (csvRecordToJson(columns, ["u", "u@example.com", "", "", "", "", gender, "", ""])["profile"] as { gender?: string }).gender;
+    expect(csvRecordToJson(columns, ["u", "u@example.com", " Yes ", "Ada", "Ada L.", "de-CH", " male ", "+41 44 668 18 00", ""])).toEqual({
+      userName: "u",
+      profile: { nickName: "Ada", displayName: "Ada L.", preferredLanguage: "de-CH", gender: "GENDER_MALE" },
+      email: { email: "u@example.com", isEmailVerified: true },
+      phone: { phone: "+41 44 668 18 00" },
+    });
+    expect(csvRecordToJson(columns, ["u", "u@example.com", "", "", "", "", "", "", ""])["email"]).toEqual({ email: "u@example.com" });
+    expect(["female", "MALE", "Diverse", "GENDER_DIVERSE", "", "unspecified"].map(profileOf)).toEqual(["GENDER_FEMALE", "GENDER_MALE", "GENDER_DIVERSE", "GENDER_DIVERSE", undefined, undefined]);
+    for (const garbage of ["XGENDER_MALE", "MALEGENDER_"]) expect(() => profileOf(garbage)).toThrow(/gender must be/);
+  });
+
+  it("sends a half-filled IDP link as it is (the server refuses it for that user), never drops it", () => {
+    const columns = csvHeader(["user_name", "email", "idp_config_id", "idp_external_user_id"]);
+    expect(csvRecordToJson(columns, ["u", "u@example.com", "idp-1", ""])["idps"]).toEqual([{ configId: "idp-1" }]);
+    expect(csvRecordToJson(columns, ["u", "u@example.com", "", "ext-1"])["idps"]).toEqual([{ externalUserId: "ext-1" }]);
+    expect(csvRecordToJson(columns, ["u", "u@example.com", "", ""])).not.toHaveProperty("idps");
+  });
+
+  it("quotes in its errors at most 40 characters of what a cell held", () => {
+    const columns = csvHeader(["user_name", "email", "email_verified", "gender"]);
+    const long = "x".repeat(100);
+    for (const record of [["u", "u@example.com", long, ""], ["u", "u@example.com", "", long]]) {
+      const message = (() => {
+        try {
+          csvRecordToJson(columns, record);
+          return "";
+        } catch (error) {
+          return (error as Error).message;
+        }
+      })();
+      expect(message).toContain(`"${"x".repeat(40)}"`);
+      expect(message).not.toContain("x".repeat(41));
+    }
+  });
+
+  it("ignores a byte order mark only at the start of the text, even when the first chunk is empty; keeps a last record of one empty quoted field", () => {
+    expect(split("", "\uFEFFa,b")).toEqual([["a", "b"]]);
+    expect(split("a,b\n", "\uFEFFc,d\n")).toEqual([["a", "b"], ["\uFEFFc", "d"]]);
+    expect(split('a\n""')).toEqual([["a"], [""]]);
+    expect(split('a\n"x"')).toEqual([["a"], ["x"]]);
+    expect(split("a\n")).toEqual([["a"]]);
+  });
 });
 
 describe("the rows of a file", () => {
