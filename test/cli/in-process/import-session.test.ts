@@ -40,7 +40,7 @@ interface Received {
  * A stand-in server: answers each message as one chunk (all created), and after `cutAfter` messages of a stream (when
  * given) ends that stream without answering the last one.
  */
-function standIn(cutAfter?: number) {
+function standIn(cutAfter?: number, failed: Record<string, Record<string, unknown> | "without an error"> = {}) {
   const received: Received[] = [];
   let streams = 0;
   const client = {
@@ -51,7 +51,11 @@ function standIn(cutAfter?: number) {
       for await (const request of requests) {
         received.push({ stream, names: request.users.map((u) => u.user!.userName), onConflict: request.onConflict });
         if (cutAfter !== undefined && stream === 1 && ++messages === cutAfter) return;
-        const results = request.users.map(() => ({ index: BigInt(next++), outcome: ImportOutcome.CREATED, userId: "id" }));
+        const results = request.users.map((u) => {
+          const error = failed[u.user!.userName];
+          if (error === undefined) return { index: BigInt(next++), outcome: ImportOutcome.CREATED, userId: "id" };
+          return { index: BigInt(next++), outcome: ImportOutcome.FAILED, ...(error === "without an error" ? {} : { error }) };
+        });
         yield create(ImportHumanUsersResponseSchema, { results, lastDurableIndex: BigInt(next - 1) });
       }
     },
@@ -61,7 +65,15 @@ function standIn(cutAfter?: number) {
 
 function session(input: ImportRow[], client: Client<typeof UserService>, options: { batchSize?: number; stopAfter?: number } = {}) {
   const reported: number[] = [];
-  const report = { write: async (row: ImportRow) => void reported.push(row.number), count: () => reported.length, close: async () => {} } as unknown as Report;
+  const errors: unknown[] = [];
+  const report = {
+    write: async (row: ImportRow, error: unknown) => {
+      reported.push(row.number);
+      errors.push(error);
+    },
+    count: () => reported.length,
+    close: async () => {},
+  } as unknown as Report;
   const counts: ImportCounts = { done: 0, total: input.length, created: 0, updated: 0, unchanged: 0, skipped: 0, rejected: 0 };
   let progress = 0;
   const ended = runSession({
@@ -78,7 +90,7 @@ function session(input: ImportRow[], client: Client<typeof UserService>, options
     stopRequested: () => options.stopAfter !== undefined && progress >= options.stopAfter,
     abort: new AbortController().signal,
   });
-  return { ended, counts, reported };
+  return { ended, counts, reported, errors };
 }
 
 describe("request messages", () => {
@@ -100,6 +112,30 @@ describe("request messages", () => {
     expect(server.received.flatMap((r) => r.names)).toEqual(["u2", "u3", "u5", "u6", "u7", "u8", "u9"]);
     expect(reported).toEqual([1, 4, 10]);
     expect(counts).toMatchObject({ done: 10, created: 7, rejected: 3 });
+  });
+});
+
+describe("a user the server refused", () => {
+  it("is reported with the server's code, reason, message, metadata (when any) and field violations, and counted rejected", async () => {
+    const server = standIn(undefined, {
+      u2: {
+        code: "invalid_argument",
+        message: "invalid request: email.email: must be an email address",
+        errorInfo: { reason: "request.invalid", metadata: {} },
+        fieldViolations: [{ field: "email.email", description: "must be an email address", reason: "string.email" }],
+      },
+      u3: { code: "already_exists", message: "the user name is taken", errorInfo: { reason: "user.already_exists", metadata: { userName: "u3" } } },
+      u4: "without an error",
+    });
+    const { ended, counts, reported, errors } = session(rows(4), server.client);
+    expect(await ended).toBe("complete");
+    expect(reported).toEqual([2, 3, 4]);
+    expect(errors).toEqual([
+      { code: "invalid_argument", reason: "request.invalid", message: "invalid request: email.email: must be an email address", fieldViolations: [{ field: "email.email", description: "must be an email address" }] },
+      { code: "already_exists", reason: "user.already_exists", message: "the user name is taken", metadata: { userName: "u3" }, fieldViolations: [] },
+      { code: "unknown", reason: "", message: "", fieldViolations: [] },
+    ]);
+    expect(counts).toMatchObject({ done: 4, created: 1, rejected: 3 });
   });
 });
 
