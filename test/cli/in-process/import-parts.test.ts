@@ -225,6 +225,37 @@ describe("progress", () => {
     expect(written).toHaveLength(3);
   });
 
+  it("shows the rate of the last five seconds, so the ETA follows a rate that changes; no rate yet is an ETA of –", () => {
+    const written: string[] = [];
+    let clock = 0;
+    const progress = createProgress({ write: (text: string) => written.push(text) }, 0, () => clock);
+    // 100 users/s for ten seconds, then 10 users/s (of 2 000 users): a line every five seconds.
+    const of2000 = (done: number) => ({ ...counts(done), total: 2000 });
+    for (clock = 1000; clock <= 10_000; clock += 1000) progress.update(of2000(clock / 10));
+    for (clock = 11_000; clock <= 16_000; clock += 1000) progress.update(of2000(1000 + (clock - 10_000) / 100));
+    expect(written.at(-1)).toBe("import: 1,060/2,000 users · 10 users/s · 0 errors · ETA 1:34 (53%)\n");
+
+    const still: string[] = [];
+    clock = 0;
+    const stalled = createProgress({ write: (text: string) => still.push(text) }, 0, () => clock);
+    stalled.update(counts(0));
+    expect(still).toEqual(["import: 0/1,000 users · 0 users/s · 0 errors · ETA – (0%)\n"]);
+  });
+
+  it("on a terminal keeps the bar between 10 and 30 characters whatever its width, and shows an empty file as done", () => {
+    const bar = (columns: number | undefined, total = 1000) => {
+      const written: string[] = [];
+      const progress = createProgress({ write: (text: string) => written.push(text), isTTY: true, ...(columns === undefined ? {} : { columns }) }, 0, () => 1000);
+      progress.update({ ...counts(0), total });
+      return /\[([#.]*)\]/.exec(written[0]!)![1]!;
+    };
+    expect(bar(20)).toHaveLength(10);
+    expect(bar(400)).toHaveLength(30);
+    expect(bar(70)).toHaveLength(70 - "0/1,000 users · 0 users/s · 0 errors · ETA –".length - 10);
+    expect(bar(undefined)).toHaveLength(80 - "0/1,000 users · 0 users/s · 0 errors · ETA –".length - 10);
+    expect(bar(120, 0)).toMatch(/^#+$/);
+  });
+
   it("sums up, naming the report only when rows were rejected", () => {
     expect(duration(75)).toBe("1:15");
     expect(duration(3725)).toBe("1:02:05");
@@ -232,5 +263,7 @@ describe("progress", () => {
       "1,000 rows in 0:02 (500 users/s): 990 created, 0 updated, 0 unchanged, 7 skipped, 3 rejected — the rejected rows and why are in r.jsonl",
     );
     expect(summary(counts(1000), 400, 3, undefined)).toBe("600 rows in 0:03 (200 users/s): 1,000 created, 0 updated, 0 unchanged, 0 skipped, 0 rejected");
+    // A report named but nothing rejected: nothing to look for there. No time elapsed: no rate.
+    expect(summary(counts(10), 0, 0, "r.jsonl")).toBe("10 rows in 0:00 (0 users/s): 10 created, 0 updated, 0 unchanged, 0 skipped, 0 rejected");
   });
 });
