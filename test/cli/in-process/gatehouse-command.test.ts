@@ -175,3 +175,30 @@ describe("help, version and usage errors", () => {
     expect(existsSync(target)).toBe(false);
   });
 });
+
+describe("import's options", () => {
+  it("--batch-size is a whole number from 1 to 1000 and --from one from 0: anything else is a usage error (exit 2), nothing run", async () => {
+    for (const [flag, value, range] of [
+      ["--batch-size", "0", "1 to 1000"],
+      ["--batch-size", "1001", "1 to 1000"],
+      ["--batch-size", "1.5", "1 to 1000"],
+      ["--batch-size", "x12", "1 to 1000"],
+      ["--batch-size", "12x", "1 to 1000"],
+      ["--from", "-1", `0 to ${Number.MAX_SAFE_INTEGER}`],
+    ] as const) {
+      const refused = await run(["import", "users.jsonl", flag, value]);
+      expect(refused.error, `${flag} ${value}`).toMatchObject({ exitCode: 2, code: "commander.invalidArgument" });
+      expect(refused.stderr).toContain(`must be an integer from ${range}`);
+      expect(refused.outcome).toBeUndefined();
+    }
+    for (const [flag, value] of [["--batch-size", "1"], ["--batch-size", "1000"], ["--from", "0"], ["--from", "250000"]] as const) {
+      expect((await run(["import", "users.jsonl", flag, value])).outcome, `${flag} ${value}`).toMatchObject({ kind: "run" });
+    }
+  });
+
+  it("--on-conflict is fail, skip or update", async () => {
+    const refused = await run(["import", "users.jsonl", "--on-conflict", "replace"]);
+    expect(refused.error).toMatchObject({ exitCode: 2, code: "commander.invalidArgument" });
+    for (const mode of ["fail", "skip", "update"]) expect((await run(["import", "users.jsonl", "--on-conflict", mode])).outcome).toMatchObject({ kind: "run" });
+  });
+});
