@@ -77,11 +77,10 @@ export interface EventFilter {
   limit: number;
 }
 
-/** First and last event of one aggregate: the source of every read's `details`. */
 /** Where an event stands in the log: all a read's `details` (and an expected sequence) need of it. */
 export type EventMark = Pick<StoredEvent, "sequence" | "aggregateVersion" | "resourceOwner" | "createdAt">;
 
-/** The first and the last event of an aggregate, as marks: a read's details parse no payload. */
+/** The first and the last event of one aggregate, as marks: the source of every read's `details` (no payload parsed). */
 export interface AggregateSpan {
   first: EventMark;
   last: EventMark;
