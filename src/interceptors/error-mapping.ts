@@ -38,6 +38,16 @@ export function fromDomainError(error: DomainError): ConnectError {
   return connectError;
 }
 
+/**
+ * The error of a call that ended before its answer did: deadline_exceeded for its deadline, canceled for anything else
+ * (never a code its client chose with a reset), with what ended it as the cause.
+ */
+export function endedCallError(signal: AbortSignal, cause?: unknown): ConnectError {
+  const reason: unknown = signal.reason;
+  if (reason instanceof ConnectError && reason.code === Code.DeadlineExceeded) return reason;
+  return new ConnectError("the call ended before its answer did", Code.Canceled, undefined, undefined, cause ?? reason);
+}
+
 /** What connect-es says when it cannot decode a binary message (its serialization's `parse`). */
 const PARSE_BINARY = "parse binary: ";
 
@@ -81,6 +91,9 @@ export function createErrorMappingInterceptor(logger: Logger): Interceptor {
           try {
             yield* messages;
           } catch (error) {
+            // A stream whose call ended (its client reset it or went away while an answer was being written) fails
+            // with whatever the socket said: that is the call's end, not a fault of the server.
+            if (req.signal.aborted && !(error instanceof DomainError) && !(error instanceof ConnectError)) throw endedCallError(req.signal, error);
             throw toConnectError(error, requestId, logger);
           }
         })(),

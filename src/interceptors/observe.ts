@@ -1,5 +1,6 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { codeName } from "./code-name.js";
+import { endedCallError } from "./error-mapping.js";
 import { accessLogOf, type Logger } from "../support/logger.js";
 import type { Metrics } from "../support/metrics.js";
 import { principalKey, requestIdKey } from "./context-keys.js";
@@ -12,11 +13,6 @@ export function protocolOf(contentType: string | null): string {
   return "connect";
 }
 
-/** How a call that ended before its answer did is recorded: its deadline, or canceled (never a code its client chose). */
-function endedCode(signal: AbortSignal): Code {
-  const reason: unknown = signal.reason;
-  return reason instanceof ConnectError && reason.code === Code.DeadlineExceeded ? Code.DeadlineExceeded : Code.Canceled;
-}
 
 /**
  * One JSON log line and one metrics sample per call: request id, procedure, protocol, code,
@@ -81,7 +77,7 @@ export function createObserveInterceptor(logger: Logger, metrics: Metrics): Inte
         } finally {
           // A stream whose answers stopped being read (left by `return()`), or that ended because its call did (a
           // Health.Watch whose client went away), ended with its call: deadline_exceeded or canceled.
-          if (code === undefined && (!completed || req.signal.aborted)) code = endedCode(req.signal);
+          if (code === undefined && (!completed || req.signal.aborted)) code = endedCallError(req.signal).code;
           record(code);
         }
       })(),

@@ -154,8 +154,9 @@ async function decompressed(compression: Compression | undefined, bytes: Uint8Ar
  * Checks each envelope as it passes; the bytes go on unchanged, so the handler parses what the client sent. The
  * binary messages of a client or bidi stream (`single` false) are not decoded here: connect-es decodes those as the
  * handler reads them, inside the interceptors, whose error mapping answers an undecodable one request.malformed — so a
- * bulk import's messages are decoded once, not twice. (A unary or server-streaming message is decoded before any
- * interceptor runs, and a compressed one is inflated here to answer what does not inflate: both are still checked.)
+ * bulk import's messages are decoded once, not twice. (A unary message is decoded before any interceptor runs; the one
+ * message of a server stream and every compressed message, inflated here to answer what does not inflate, are still
+ * checked here too.)
  */
 async function* checkedEnvelopes(
   envelopes: AsyncIterable<EnvelopedMessage>,

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { endedCallError } from "../../src/api/user/import-human-users.js";
+import { endedImportError } from "../../src/api/user/import-human-users.js";
 import { beforeAll, describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { ImportOutcome, UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
@@ -89,7 +89,7 @@ describe("the answer of an import whose call ended", () => {
   const ended = (reason: unknown) => {
     const call = new AbortController();
     call.abort(reason);
-    return endedCallError(new Error("what the import threw"), call.signal) as ConnectError;
+    return endedImportError(new Error("what the import threw"), call.signal) as ConnectError;
   };
 
   it("is deadline_exceeded for a deadline, and canceled for anything else that ended it, whatever code that carried", () => {
@@ -104,6 +104,6 @@ describe("the answer of an import whose call ended", () => {
 
   it("is the import's own error while the call goes on", () => {
     const error = new Error("what the import threw");
-    expect(endedCallError(error, new AbortController().signal)).toBe(error);
+    expect(endedImportError(error, new AbortController().signal)).toBe(error);
   });
 });

@@ -1,9 +1,9 @@
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, createClient, createRouterTransport } from "@connectrpc/connect";
+import { Code, ConnectError, createClient, createContextValues, createRouterTransport } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
-import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
+import { Health, HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
 import { alreadyExists, invalidArgument } from "../../src/domain/errors.js";
 import { createErrorMappingInterceptor } from "../../src/interceptors/error-mapping.js";
 import { createObserveInterceptor } from "../../src/interceptors/observe.js";
@@ -134,5 +134,51 @@ describe("error mapping", () => {
     );
     expect(received).toEqual([HealthCheckResponse_ServingStatus.SERVING]);
     expect(error).toMatchObject({ code: Code.AlreadyExists, reason: "watch.conflict", metadata: { service: "x" } });
+  });
+});
+
+describe("a stream that fails because its call ended", () => {
+  /** Runs a stream through the error mapping and the observation whose source yields once, then fails with `error` (after the call ended, when `ended`). */
+  async function streamFailing(error: Error, ended: boolean) {
+    const logs = new LogCapture();
+    const logger = createLogger("info", logs);
+    const call = new AbortController();
+    const contextValues = createContextValues();
+    contextValues.set(requestIdKey, "req-stream");
+    const source = async () =>
+      ({
+        stream: true,
+        header: new Headers(),
+        trailer: new Headers(),
+        message: (async function* () {
+          yield create(HealthCheckResponseSchema, { status: HealthCheckResponse_ServingStatus.SERVING });
+          if (ended) call.abort();
+          throw error;
+        })(),
+      }) as never;
+    const chain = createObserveInterceptor(logger, createMetrics())(createErrorMappingInterceptor(logger)(source));
+    const req = { service: Health, method: Health.method.watch, stream: true, contextValues, signal: call.signal, header: new Headers(), requestMethod: "POST", url: "" } as never;
+    const res = (await chain(req)) as unknown as { message: AsyncIterable<unknown> };
+    let thrown: unknown;
+    try {
+      for await (const _ of res.message);
+    } catch (caught) {
+      thrown = caught;
+    }
+    return { code: ConnectError.from(thrown).code, logs };
+  }
+
+  it("is answered and recorded canceled, with no error logged, when the socket fails after the client left", async () => {
+    const { code, logs } = await streamFailing(Object.assign(new Error("write after a stream was destroyed"), { code: "ERR_STREAM_DESTROYED" }), true);
+    expect(code).toBe(Code.Canceled);
+    expect(logs.parsed().filter((line) => line["msg"] === "internal error")).toEqual([]);
+    expect(logs.parsed().filter((line) => line["msg"] === "rpc")).toEqual([expect.objectContaining({ code: "canceled", requestId: "req-stream" })]);
+  });
+
+  it("is still a fault of the server, logged with its cause, while the call goes on", async () => {
+    const { code, logs } = await streamFailing(new Error("a bug"), false);
+    expect(code).toBe(Code.Internal);
+    expect(logs.parsed().filter((line) => line["msg"] === "internal error")).toHaveLength(1);
+    expect(logs.parsed().filter((line) => line["msg"] === "rpc")).toEqual([expect.objectContaining({ code: "internal" })]);
   });
 });

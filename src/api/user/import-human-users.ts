@@ -1,5 +1,5 @@
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { ServiceImpl } from "@connectrpc/connect";
 import {
   type ImportError,
   ImportErrorSchema,
@@ -13,6 +13,7 @@ import {
 import { type ImportItem, type ImportOptions, type ImportResult, startImport } from "../../commands/import-human-users.js";
 import type { Deps } from "../../context.js";
 import type { DomainError } from "../../domain/errors.js";
+import { endedCallError } from "../../interceptors/error-mapping.js";
 import { checkMessage, invalidRequest } from "../../interceptors/validation.js";
 import { ERROR_DOMAIN } from "../../rest/error-body.js";
 import { callerOf } from "../caller.js";
@@ -76,13 +77,10 @@ function resultOf(result: ImportResult): MessageInitShape<typeof ImportHumanUser
  * work it still had queued is dropped (import-passwords.ts), and what that makes fail is the call's end, reported as
  * such (canceled or deadline_exceeded), not as a fault of the server.
  */
-export function endedCallError(error: unknown, signal: AbortSignal): unknown {
-  if (!signal.aborted) return error;
-  const reason: unknown = signal.reason;
+export function endedImportError(error: unknown, signal: AbortSignal): unknown {
   // Only a deadline keeps its code. Whatever else ended the call (a client's HTTP/2 reset code, a socket error) says
   // nothing about the server: a client could otherwise pick the code the server reports and logs (internal, say).
-  if (reason instanceof ConnectError && reason.code === Code.DeadlineExceeded) return reason;
-  return new ConnectError("the call ended before the import was done", Code.Canceled, undefined, undefined, reason);
+  return signal.aborted ? endedCallError(signal) : error;
 }
 
 /** ImportHumanUsers and ImportHumanUsersBatch (issue 14): convert each message, import it, convert the results. */
@@ -98,7 +96,7 @@ export function createImportHandlers(deps: Deps): ImportHandlers {
           }
         }
       } catch (error) {
-        throw endedCallError(error, context.signal);
+        throw endedImportError(error, context.signal);
       }
     },
     async importHumanUsersBatch(request, context) {
@@ -108,7 +106,7 @@ export function createImportHandlers(deps: Deps): ImportHandlers {
         for await (const chunk of importer.importBatch(request.users.map(itemOf), optionsOf(request))) results.push(...chunk.results.map(resultOf));
         return { results };
       } catch (error) {
-        throw endedCallError(error, context.signal);
+        throw endedImportError(error, context.signal);
       }
     },
   };
