@@ -20,6 +20,9 @@ export const MUTATION_GROUPS = {
   platform: ["src/notify/**/*.ts", "src/startup/**/*.ts", "src/cli/**/*.ts", "src/pages/**/*.ts"],
 };
 
+/** The groups that mutate only folders held to 90 % (score-by-folder.mjs's FOLDER_THRESHOLDS). */
+const RULE_GROUPS = new Set(["rules", "commands-a", "commands-b"]);
+
 const NOT_MUTATED = [
   // The process entry: argument parsing and signal wiring, exercised only through spawned processes (test/cli),
   // where a mutant is never active.
@@ -34,6 +37,8 @@ if (group !== undefined && !(group in MUTATION_GROUPS)) {
   throw new Error(`GATEHOUSE_MUTATION_GROUP must be one of ${Object.keys(MUTATION_GROUPS).join(", ")}`);
 }
 const name = group ?? "all";
+/** All of src/ in one run: 85 %; a group of rule folders: 90 %; any other group: none of its own. */
+const groupBreak = () => (group === undefined ? 85 : RULE_GROUPS.has(group) ? 90 : null);
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
@@ -53,8 +58,10 @@ export default {
   dryRunTimeoutMinutes: 30,
   timeoutMS: 20_000,
   timeoutFactor: 2,
-  // Per group the total must hold too; the per-folder thresholds are checked by score-by-folder.mjs.
-  thresholds: { high: 90, low: 85, break: 85 },
+  // Stryker sees one group per run, so its break is what that group's folders must each hold: 90 for the groups made
+  // only of the rule folders (domain, access, interceptors, commands). The 85 % over all of src/ spans every group;
+  // score-by-folder.mjs checks it, with each rule folder on its own, over all the groups' reports.
+  thresholds: { high: 90, low: 85, break: groupBreak() },
   reporters: ["progress", "json", "html", "live-survivors"],
   jsonReporter: { fileName: `reports/mutation/${name}.json` },
   htmlReporter: { fileName: `reports/mutation/${name}.html` },
