@@ -160,6 +160,8 @@ async function measure(on: Deployment, scenario: Scenario, protocol: Protocol, w
   for (const server of on.servers) await settle(server);
   let measurements: Measurement[];
   let rssPerRun = false;
+  // wrk's runs only (its warm-up is a run of its own, so the measured run's CPU is known exactly), one server.
+  let cpuUsPerRequest: number | undefined;
   if (generator === "wrk") {
     // wrk deals lines to its threads in blocks: every file holds whole rounds of blocks. A thread per core, the
     // cores shared among several generators (at least one each).
@@ -178,7 +180,9 @@ async function measure(on: Deployment, scenario: Scenario, protocol: Protocol, w
     rssPerRun = resetPeaks();
     await Promise.all(on.servers.map((_, i) => wrk(i, files[2 * i]!, plan.warmupS)));
     await traced.takeSqlTrace?.();
+    const cpuBefore = on.servers.map((server) => server.cpuMs());
     measurements = await Promise.all(on.servers.map((_, i) => wrk(i, files[2 * i + 1]!, plan.seconds)));
+    cpuUsPerRequest = on.servers.length === 1 && measurements[0]!.requests > 0 ? (1000 * (on.servers[0]!.cpuMs() - cpuBefore[0]!)) / measurements[0]!.requests : undefined;
   } else {
     const whole = size(plan.warmupS + plan.seconds);
     const counts = on.servers.map((_, i) => (replicas > 1 ? roundUp(whole * share(i), WRK_BLOCK) : whole));
@@ -223,6 +227,7 @@ async function measure(on: Deployment, scenario: Scenario, protocol: Protocol, w
     ...(replicas > 1 ? { generators: measurements, replicaPeakRssMb: peaks } : {}),
     peakRssMb: Math.max(...peaks),
     peakRssScope: rssPerRun ? "run" : "process",
+    ...(cpuUsPerRequest !== undefined ? { serverCpuUsPerRequest: cpuUsPerRequest } : {}),
     ...(on.postgres ? { postgresPeakMb: on.postgres.peakMemoryMb() } : {}),
     ...(plan.rate ? { pacedRate: plan.rate } : {}),
     ...(on.database ? { database: on.database } : {}),

@@ -26,6 +26,11 @@ export interface Row {
   /** The server's peak RSS; with several replicas the highest, each one's in `replicaPeakRssMb`. */
   peakRssMb?: number;
   replicaPeakRssMb?: number[];
+  /**
+   * The server's CPU time (user + system) per answered request over the measured run: wrk's runs on one server. Less
+   * moved than req/s by other work on the machine, so it shows what a change bought when the machine is busy.
+   */
+  serverCpuUsPerRequest?: number;
   /** PostgreSQL's rows: the database server's peak memory during the run (its processes' Pss summed, sampled). */
   postgresPeakMb?: number;
   /** "run": VmHWM was reset before the run (clear_refs); "process": the kernel refused, it is the peak since start. */
@@ -181,6 +186,7 @@ export function formatReport(rows: Row[], targets: Target[], options: BenchOptio
       fixed(r.measurement.p50Ms, 2),
       fixed(r.measurement.meanMs ?? r.measurement.p99Ms, 2),
       r.ratio ? `${r.ratio.value.toFixed(2)} of ${r.ratio.of}` : "",
+      r.serverCpuUsPerRequest === undefined ? "-" : fixed(r.serverCpuUsPerRequest, 0),
       r.peakRssMb === undefined ? "-" : `${(r.replicaPeakRssMb ?? [r.peakRssMb]).join("/")}${r.peakRssScope === "process" ? "*" : ""}`,
       r.postgresPeakMb === undefined ? "-" : String(r.postgresPeakMb),
       notes.join("; "),
@@ -194,7 +200,7 @@ export function formatReport(rows: Row[], targets: Target[], options: BenchOptio
         ]
       : []),
     "",
-    table(["scenario", "engine", "protocol", "generator", "conns", "req/s", "p50 ms", "p99 ms", "ratio", "peak RSS MB", "PostgreSQL MB", "notes"], lines, new Set([4, 5, 6, 7, 9, 10])),
+    table(["scenario", "engine", "protocol", "generator", "conns", "req/s", "p50 ms", "p99 ms", "ratio", "CPU µs/req", "peak RSS MB", "PostgreSQL MB", "notes"], lines, new Set([4, 5, 6, 7, 9, 10, 11])),
     "",
     table(
       ["", "target", "protocol", "measured", "needed"],

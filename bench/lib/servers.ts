@@ -13,6 +13,8 @@ export interface BenchServer {
   resetPeakRss(): boolean;
   /** VmHWM of /proc/<pid>/status in MB: the peak since start or since the last reset. */
   peakRssMb(): number;
+  /** CPU time the process has used since it started (user + system, /proc/<pid>/stat), in ms. */
+  cpuMs(): number;
   /** With `--trace-sql`: the statements run since the last call (bench/lib/sql-trace.mjs), and counting anew. */
   takeSqlTrace?(): Promise<SqlTraceEntry[]>;
   stop(): Promise<void>;
@@ -82,6 +84,11 @@ function handle(name: BenchServer["name"], child: ChildProcess, port: number): B
         return false;
       }
     },
+    cpuMs() {
+      // Fields 14 and 15 after the command name, which is in parentheses and may hold spaces; in clock ticks (100/s).
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    },
     peakRssMb() {
       const status = readFileSync(`/proc/${pid}/status`, "utf8");
       const kb = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN);
@@ -114,7 +121,7 @@ async function waitFor(what: string, child: ChildProcess, ready: () => Promise<b
 /** The framework ceiling (bench/servers/bare-server.ts), compiled and run like Gatehouse (snapshotCode). */
 export async function startBare(): Promise<BenchServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["dist/bench/servers/bare-server.js", String(port)], { cwd: serverCode, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [...profiling(), "dist/bench/servers/bare-server.js", String(port)], { cwd: serverCode, stdio: ["ignore", "pipe", "inherit"] });
   let listening = false;
   child.stdout!.on("data", (chunk: Buffer) => {
     if (chunk.toString().includes("listening")) listening = true;
@@ -144,6 +151,15 @@ export interface GatehouseStart {
 }
 
 /**
+ * `GATEHOUSE_BENCH_CPU_PROF=DIR`: both servers run under `node --cpu-prof`, each writing its profile to DIR when it
+ * stops (Node refuses --cpu-prof in NODE_OPTIONS). For finding where a scenario's time goes, not for figures.
+ */
+const profiling = () => {
+  const dir = process.env.GATEHOUSE_BENCH_CPU_PROF;
+  return dir ? ["--cpu-prof", "--cpu-prof-dir", dir] : [];
+};
+
+/**
  * Gatehouse as an operator runs it (`npm start`: the compiled `dist/src/main.js serve`, built by snapshotCode from
  * the run's copy of the code, so a stale dist/ never gets measured) on a fresh data dir: it bootstraps and writes
  * admin.pat (its token is returned; a replica that did not bootstrap has none). Defaults everywhere
@@ -162,7 +178,7 @@ export async function startGatehouse(dataDir: string, start: GatehouseStart = {}
   };
   const child = spawn(
     process.execPath,
-    [...trace, "dist/src/main.js", "serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--mail-poll-ms", "3600000"],
+    [...profiling(), ...trace, "dist/src/main.js", "serve", "--host", "127.0.0.1", "--port", String(port), "--data-dir", dataDir, "--mail-poll-ms", "3600000"],
     { cwd: serverCode, stdio: ["ignore", out, "inherit"], env },
   );
   const tokenFile = join(dataDir, "admin.pat");
