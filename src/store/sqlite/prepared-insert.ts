@@ -3,7 +3,7 @@ import { type Column, getTableColumns, getTableName, is, SQL } from "drizzle-orm
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 
 /**
- * An INSERT of one row of `table`, compiled once, for rows written by the thousand (a bulk import's users): drizzle
+ * An INSERT of one row of `table`, compiled once (a bulk import writes users by the thousand): drizzle
  * builds and compiles the SQL of `db.insert(table).values(row)` on every call, which costs many times what SQLite
  * then spends on the row. Values are mapped as drizzle maps them (booleans to 0/1, JSON to text); a property left out
  * takes the column's default, or null — what drizzle's insert does.
@@ -24,5 +24,20 @@ export function preparedInsert<T extends SQLiteTable>(client: Database.Database,
         return value === null ? null : column.mapToDriverValue(value);
       }),
     );
+  };
+}
+
+/**
+ * `insertRow(table, row)`: the insert of every table compiled once, on its first row (a commit's inserts, all tables).
+ */
+export function preparedInserts(client: Database.Database) {
+  const compiled = new Map<SQLiteTable, (row: never) => void>();
+  return <T extends SQLiteTable>(table: T, row: T["$inferInsert"]): void => {
+    let insert = compiled.get(table) as ((row: T["$inferInsert"]) => void) | undefined;
+    if (!insert) {
+      insert = preparedInsert(client, table);
+      compiled.set(table, insert);
+    }
+    insert(row);
   };
 }

@@ -78,6 +78,18 @@ export function createSqliteStore(options: SqliteOptions): Store {
     .where(and(eq(users.instanceId, sql.placeholder("instanceId")), eq(users.userNameKey, sql.placeholder("userNameKey"))))
     .prepare();
   const membershipsOfUser = db.select().from(memberships).where(eq(memberships.userId, sql.placeholder("userId"))).prepare();
+  // Every grant of a role reads the member's tokens (revokeTokensBeyondIssuer) and whether it is a member already.
+  const tokensOfUser = db
+    .select()
+    .from(personalAccessTokens)
+    .where(eq(personalAccessTokens.userId, sql.placeholder("userId")))
+    .orderBy(asc(personalAccessTokens.createdAt), asc(sql`rowid`))
+    .prepare();
+  const membershipOfUserIn = db
+    .select()
+    .from(memberships)
+    .where(and(eq(memberships.userId, sql.placeholder("userId")), eq(memberships.level, sql.placeholder("level")), eq(memberships.scopeId, sql.placeholder("scopeId"))))
+    .prepare();
   const orgById = db.select().from(organizations).where(eq(organizations.id, sql.placeholder("id"))).prepare();
   // The lookups of the common calls (a project, its roles, a grant, an application, a user's code, the policy).
   const projectById = db.select().from(projects).where(eq(projects.id, sql.placeholder("id"))).prepare();
@@ -160,22 +172,13 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select({ n: count() }).from(personalAccessTokens).where(eq(personalAccessTokens.userId, userId)).get()?.n ?? 0;
     },
     async listTokensOfUser(userId) {
-      return db
-        .select()
-        .from(personalAccessTokens)
-        .where(eq(personalAccessTokens.userId, userId))
-        .orderBy(asc(personalAccessTokens.createdAt), asc(sql`rowid`))
-        .all();
+      return tokensOfUser.all({ userId });
     },
     async listMembershipsOfUser(userId) {
       return membershipsOfUser.all({ userId });
     },
     async findMembership(userId, level, scopeId) {
-      return db
-        .select()
-        .from(memberships)
-        .where(and(eq(memberships.userId, userId), eq(memberships.level, level), eq(memberships.scopeId, scopeId)))
-        .get();
+      return membershipOfUserIn.get({ userId, level, scopeId });
     },
     async listMembershipsOfScope(level, scopeId) {
       return db
