@@ -32,12 +32,11 @@ export function preparedInsert<T extends SQLiteTable>(client: Database.Database,
  */
 export function preparedInserts(client: Database.Database) {
   const compiled = new Map<SQLiteTable, (row: never) => void>();
-  return <T extends SQLiteTable>(table: T, row: T["$inferInsert"]): void => {
-    let insert = compiled.get(table) as ((row: T["$inferInsert"]) => void) | undefined;
-    if (!insert) {
-      insert = preparedInsert(client, table);
-      compiled.set(table, insert);
-    }
-    insert(row);
+  const compile = <T extends SQLiteTable>(table: T) => {
+    const insert = preparedInsert(client, table);
+    compiled.set(table, insert);
+    return insert;
   };
+  return <T extends SQLiteTable>(table: T, row: T["$inferInsert"]): void =>
+    ((compiled.get(table) as ((row: T["$inferInsert"]) => void) | undefined) ?? compile(table))(row);
 }
