@@ -124,12 +124,14 @@ function createFallback(
 /**
  * A request the transport refused before its RPC ran (undecodable, too large, bad headers): one
  * warning without a stack and one metrics sample, so no caller can flood the error log with them.
+ * A stream refused while its rpc ran is recorded by the rpc (observe.ts), once, like any call.
  */
 function createRejection(metrics: Metrics, logger: Logger): DecodeCheckOptions["reject"] {
-  return (request, handler, error) => {
+  return (request, handler, error, rpcRunning) => {
     // Stryker disable next-line OptionalChaining: the node adapter gives every request its context values
     const requestId = request.contextValues?.get(requestIdKey) ?? "";
     const wire = toConnectError(error, requestId, logger);
+    if (rpcRunning) return wire;
     const code = codeName(wire.code);
     metrics.rpcCalls.inc({ procedure: handler.requestPath, code });
     logger.warn(

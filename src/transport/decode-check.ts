@@ -195,8 +195,11 @@ async function* failing(error: unknown): AsyncIterable<Uint8Array> {
 
 export interface DecodeCheckOptions {
   readMaxBytes: number;
-  /** Called once per rejected request with the typed error; returns the wire error the handler sends. */
-  reject(request: UniversalServerRequest, handler: UniversalHandler, error: DomainError | ConnectError): ConnectError;
+  /**
+   * Called once per rejected request with the typed error; returns the wire error the handler sends. `rpcRunning`:
+   * the refusal came while a client or bidi stream's rpc read its messages, so the rpc records the call itself.
+   */
+  reject(request: UniversalServerRequest, handler: UniversalHandler, error: DomainError | ConnectError, rpcRunning: boolean): ConnectError;
 }
 
 /**
@@ -214,7 +217,8 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
   const { readMaxBytes } = options;
 
   async function checked(req: UniversalServerRequest): ReturnType<UniversalHandler> {
-    const toError = (error: unknown) => (error instanceof DomainError || error instanceof ConnectError ? options.reject(req, handler, error) : error);
+    const toError = (error: unknown, rpcRunning = false) =>
+      error instanceof DomainError || error instanceof ConnectError ? options.reject(req, handler, error, rpcRunning) : error;
     const fail = (error: unknown) => {
       const header = new Headers(req.header);
       // The handler would check these before reading the body and answer without ErrorInfo.
@@ -254,7 +258,8 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
     const body = req.body as AsyncIterable<Uint8Array>;
     if (framing.enveloped) {
       const envelopes = checkedEnvelopes(pipe(body, transformSplitEnvelope(readMaxBytes)), desc, framing, compression, single, readMaxBytes);
-      return handler({ ...req, body: pipe(failingAs(envelopes, toError), transformJoinEnvelopes()) });
+      // A client or bidi stream's rpc starts before it reads its messages; a unary or server-streaming one after.
+      return handler({ ...req, body: pipe(failingAs(envelopes, (error) => toError(error, !single)), transformJoinEnvelopes()) });
     }
     let bytes: Uint8Array;
     try {

@@ -111,4 +111,22 @@ describe("undecodable protobuf requests are invalid_argument with ErrorInfo, nev
     expect(calls).toHaveLength(20);
     expect(calls.every((entry) => entry.code === "invalid_argument")).toBe(true);
   });
+
+  it("a stream refused by the envelope check after its rpc began is one call: one rpc_calls sample, one log line", async () => {
+    const procedure = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo";
+    const good = toBinary(ServerReflectionRequestSchema, create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } }));
+    const sampled = async () => {
+      const metrics = await (await fetch(`${t.server.url}/metrics`)).text();
+      const line = metrics.split("\n").find((l) => l.startsWith("gatehouse_rpc_calls_total{") && l.includes(`procedure="${procedure}"`) && l.includes('code="invalid_argument"'));
+      return line === undefined ? 0 : Number(line.split(" ").at(-1));
+    };
+    const before = await sampled();
+    const logStart = t.server.logs.lines.length;
+    // Envelope flags no request may carry: refused while the rpc reads its second message.
+    const response = await h2Request(wire.session, { path: procedure, headers: { "content-type": "application/grpc" }, body: Buffer.concat([envelope(good), envelope(good, 0x80)]) });
+    expectRefused(response);
+    expect(await sampled()).toBe(before + 1);
+    const lines = t.server.logs.parsed().slice(logStart).filter((entry) => entry.procedure === procedure);
+    expect(lines.map((entry) => [entry.msg, entry.code])).toEqual([["rpc", "invalid_argument"]]);
+  });
 });
