@@ -9,6 +9,7 @@ export interface Deps {
   clock: Clock;
   ids: IdGenerator;
   /** 32-byte key that encrypts secrets at rest. */
+  /** Never changed in place (keys derived from it are kept per buffer, src/domain/codes.ts): a new key is a new buffer. */
   masterKey: Buffer;
   externalUrl: string;
 }

@@ -85,8 +85,10 @@ function handle(name: BenchServer["name"], child: ChildProcess, port: number): B
       }
     },
     cpuMs() {
-      // Fields 14 and 15 after the command name, which is in parentheses and may hold spaces; in clock ticks (100/s).
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
+      // Fields 14 and 15, after the command name (in parentheses, and it may hold spaces or a parenthesis); in clock ticks,
+      // 100 a second on Linux (USER_HZ).
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       return (Number(fields[11]) + Number(fields[12])) * 10;
     },
     peakRssMb() {

@@ -1,8 +1,8 @@
 import Database from "better-sqlite3";
-import { is } from "drizzle-orm";
+import { is, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
-import { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { integer, SQLiteTable, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { preparedInsert, preparedInserts } from "../../src/store/sqlite/prepared-insert.js";
 import * as schema from "../../src/store/sqlite/schema/index.js";
@@ -43,6 +43,31 @@ describe("prepared inserts", () => {
     expect(byPrepared).toMatchObject({ inactive: 0, locked: 0, failed_password_attempts: 0, email_verified: 1, phone: null });
     preparedInsert(sqlite, schema.memberships)({ id: "m1", userId: "prepared", level: "org", scopeId: "o", ownerOrgId: "o", roles: ["ORG_OWNER"] });
     expect(db.select().from(schema.memberships).all()).toMatchObject([{ id: "m1", roles: ["ORG_OWNER"] }]);
+  });
+
+  it("keep an explicit null as null, where a property left out takes the column's default", () => {
+    sqlite.exec("CREATE TABLE notes (id TEXT PRIMARY KEY, note TEXT DEFAULT 'd')");
+    const notes = sqliteTable("notes", { id: text("id").primaryKey(), note: text("note").default("d") });
+    const insert = preparedInsert(sqlite, notes);
+    insert({ id: "left-out" });
+    insert({ id: "null", note: null });
+    expect(sqlite.prepare("SELECT id, note FROM notes ORDER BY id").all()).toEqual([
+      { id: "left-out", note: "d" },
+      { id: "null", note: null },
+    ]);
+  });
+
+  it("refuse a table with a value computed by drizzle per row or by SQLite, which a prepared statement cannot fill in", () => {
+    // The tables exist, so only the guard can refuse them.
+    sqlite.exec("CREATE TABLE a (id TEXT PRIMARY KEY, at INTEGER DEFAULT (unixepoch())); CREATE TABLE b (id TEXT PRIMARY KEY, at INTEGER)");
+    sqlite.exec("CREATE TABLE c (id TEXT PRIMARY KEY, at INTEGER); CREATE TABLE d (id TEXT PRIMARY KEY, twice INTEGER GENERATED ALWAYS AS (1 + 1))");
+    const tables = {
+      "an SQL default": sqliteTable("a", { id: text("id").primaryKey(), at: integer("at").default(sql`(unixepoch())`) }),
+      "a $defaultFn": sqliteTable("b", { id: text("id").primaryKey(), at: integer("at").$defaultFn(() => 1) }),
+      "an $onUpdateFn": sqliteTable("c", { id: text("id").primaryKey(), at: integer("at").$onUpdateFn(() => 1) }),
+      "a generated column": sqliteTable("d", { id: text("id").primaryKey(), twice: integer("twice").generatedAlwaysAs(sql`1 + 1`) }),
+    };
+    for (const [what, table] of Object.entries(tables)) expect({ what, thrown: (() => { try { preparedInsert(sqlite, table); return false; } catch { return true; } })() }).toEqual({ what, thrown: true });
   });
 
   it("compile each table's insert once, on its first row", () => {

@@ -199,6 +199,8 @@ describe.each(storeEngines())("reads and writes on $name", (engine) => {
     expect(await store().countApplications({ projectId: "p1", state: "inactive" })).toBe(1);
     await commit({ kind: "application.rename", id: "a2", name: "Renamed", nameKey: "renamed" }, { kind: "application.replaceSecretHash", id: "a2", previousHash: null, hash: "h1" });
     expect(await store().findApplicationById("a2")).toEqual({ ...application("a2", "p1"), name: "Renamed", nameKey: "renamed", clientSecretHash: "h1" });
+    // The rename named one application: the others keep their names.
+    expect((await store().findApplicationById("a1"))?.name).toBe(application("a1", "p1").name);
     await commit({ kind: "application.replaceSecretHash", id: "a2", previousHash: "h1", hash: "h2" }, { kind: "application.setState", id: "a1", state: "active" }, { kind: "application.delete", id: "a3" });
     expect((await store().findApplicationById("a2"))?.clientSecretHash).toBe("h2");
     expect((await store().listApplicationsOfProject("p1")).map((app) => [app.id, app.state])).toEqual([["a1", "active"], ["a2", "active"]]);

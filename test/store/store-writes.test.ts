@@ -104,6 +104,12 @@ describe.each(storeEngines())("row writes on $name", (engine) => {
       await commit({ kind: "code.claimAttempt", id: "c1", max: 1 });
       await expectConditionFailed(commit({ kind: "code.claimAttempt", id: "c1", max: 1 }), /code is used up or void/);
     });
+
+    it("a one-time code that was used, however many attempts it has left", async () => {
+      await commit(user("u1"), code("c1", "u1"));
+      await commit({ kind: "code.use", id: "c1", at: 1 });
+      await expectConditionFailed(commit({ kind: "code.claimAttempt", id: "c1", max: 100 }), /code is used up or void/);
+    });
   });
 
   describe("what a command checked must still hold at commit time", () => {
