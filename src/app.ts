@@ -34,6 +34,11 @@ export interface GatehouseOptions {
   ids?: IdGenerator;
   /** Where JSON log lines go (stdout by default); tests capture them here. */
   logDestination?: DestinationStream;
+  /**
+   * The page check that runs beside a started server found the database damaged, or could not read it: after the
+   * fatal log line, the process exits (1) by default, as when a sync of the log fails. Tests watch it here.
+   */
+  onDamagedDatabase?: () => void;
 }
 
 export interface Gatehouse {
@@ -77,9 +82,13 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       logger.fatal({ err: error }, "the database log could not be synced to disk: stopping; check the disk, and reboot before restarting if it failed");
       process.exit(1);
     };
+    // After a clean close the pages are read once the server answers (open-database.ts), not before.
+    let checkPages: ((signal: AbortSignal) => Promise<void>) | undefined;
     const opened = config.database
       ? await openPostgresDatabase(config.database)
-      : openDatabase(() => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onSync, onSyncFailure }), files.database);
+      : openDatabase(() => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onSync, onSyncFailure }), files.database, {
+          checkLater: (check) => (checkPages = check),
+        });
     store = opened;
     await checkMasterKey(opened, masterKey, keyFile);
     const deps: Deps = { store: opened, clock: options.clock ?? systemClock, ids: options.ids ?? createIdGenerator(), masterKey, externalUrl: config.externalUrl };
@@ -115,6 +124,16 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     });
     const { port } = await server.listen(reservation);
     worker.start();
+    // Ended by close(): a check cut short by the stop says nothing about the file.
+    const pageCheck = new AbortController();
+    checkPages?.(pageCheck.signal).then(
+      () => logger.info({ database: files.database }, "database pages checked: intact"),
+      (error: unknown) => {
+        if (pageCheck.signal.aborted) return;
+        logger.fatal({ err: error, database: files.database }, "the database is damaged or unreadable: stopping; restore it from a backup (gatehouse restore)");
+        (options.onDamagedDatabase ?? (() => process.exit(1)))();
+      },
+    );
     const scheme = config.tls ? "https" : "http";
     const url = `${scheme}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, dataDir: config.dataDir, ...(config.database ? { database: config.database.display } : {}) }, "gatehouse listening");
@@ -126,6 +145,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       logger,
       metrics,
       async close() {
+        pageCheck.abort();
         health.setServing(false);
         await server.close(config.shutdownTimeoutMs);
         // After the drain, so calls still in flight finish their verification instead of failing unavailable.

@@ -1,4 +1,4 @@
-import { checkDatabasePages, databaseFileExists } from "../store/sqlite/sqlite-file.js";
+import { checkDatabasePages, checkDatabasePagesInBackground, databaseFileExists, takeCleanClose } from "../store/sqlite/sqlite-file.js";
 import type { Store } from "../store/store.js";
 import { StartupError } from "./startup-error.js";
 
@@ -23,11 +23,17 @@ const firstLine = (error: unknown) => String((error as Error)?.message ?? error)
  * Opens the store, turning what SQLite says about a bad file or a failed migration into one line
  * that names the file and what to do (the cause stays attached for the debug log).
  */
-export function openDatabase(open: () => Store, databasePath: string): Store {
+export function openDatabase(open: () => Store, databasePath: string, options: { checkLater?: (check: (signal: AbortSignal) => Promise<void>) => void } = {}): Store {
   const existed = databaseFileExists(databasePath);
   try {
-    // A damaged page is found now, not later as `internal` on some call or overwritten by a migration.
-    if (existed) checkDatabasePages(databasePath);
+    // A damaged page is found now, not later as `internal` on some call or overwritten by a migration. The check reads
+    // the whole file (7 s for 5 GB here, before the server could answer). A server (`checkLater`) reads it before it
+    // starts only when the last run did not end with a clean close of the file — a crash, a kill, a power cut, a file
+    // replaced or changed since (a clean close leaves a marker, taken here) — and otherwise once it answers, beside
+    // it. The operator's commands check before they start, always.
+    const { checkLater } = options;
+    if (existed && checkLater && takeCleanClose(databasePath)) checkLater((signal) => checkDatabasePagesInBackground(databasePath, signal));
+    else if (existed) checkDatabasePages(databasePath);
     return open();
   } catch (error) {
     const { code, reason } = sqliteReason(error);

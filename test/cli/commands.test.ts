@@ -17,9 +17,9 @@ describe("gatehouse migrate", () => {
     const files = dataFiles({ dataDir });
     const result = await runGatehouse(["migrate", "--data-dir", dataDir]);
     expect(result).toMatchObject({ code: 0, stderr: "", stdout: `database ${files.database} is migrated\n` });
-    // Only the database: no bootstrap, no token, no key, no lock left behind — and the command
-    // ended by itself, so nothing is listening.
-    expect(readdirSync(dataDir).sort()).toEqual(["gatehouse.db"]);
+    // Only the database (and the mark of its clean close): no bootstrap, no token, no key, no lock left behind — and
+    // the command ended by itself, so nothing is listening.
+    expect(readdirSync(dataDir).sort()).toEqual(["gatehouse.db", "gatehouse.db-closed"]);
     const db = new Database(files.database, { readonly: true });
     try {
       expect(db.prepare("SELECT count(*) AS n FROM __drizzle_migrations").get()).toEqual({ n: migrationCount });

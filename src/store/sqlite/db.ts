@@ -37,10 +37,7 @@ export function syncsLog(synchronous: Synchronous): boolean {
  * never replaces it (only the last close removes it), so one descriptor serves every sync.
  */
 export function openLogSync(sqlite: Database.Database): { sync: () => Promise<void>; close: () => void } {
-  const main = (sqlite.pragma("database_list") as { name: string; file: string }[]).find((db) => db.name === "main");
-  // Stryker disable next-line ConditionalExpression,OptionalChaining: every connection has its main database
-  if (!main?.file) throw new Error("the database has no file to sync");
-  const fd = openSync(`${main.file}-wal`, "r+");
+  const fd = openSync(`${databaseFile(sqlite)}-wal`, "r+");
   let closed = false;
   return {
     sync: () => new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve()))),
@@ -50,6 +47,14 @@ export function openLogSync(sqlite: Database.Database): { sync: () => Promise<vo
       closed = true;
     },
   };
+}
+
+/** The main database's file as SQLite resolved it (symlinks included): what the log sync and the close marker name. */
+export function databaseFile(sqlite: Database.Database): string {
+  const main = (sqlite.pragma("database_list") as { name: string; file: string }[]).find((db) => db.name === "main");
+  // Stryker disable next-line ConditionalExpression,OptionalChaining: every connection has its main database
+  if (!main?.file) throw new Error("the database has no file");
+  return main.file;
 }
 
 export type GatehouseDb = BetterSQLite3Database<typeof schema> & { $client: Database.Database };

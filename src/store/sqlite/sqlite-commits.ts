@@ -1,13 +1,15 @@
 import type Database from "better-sqlite3";
 import type { StoredEvent } from "../../events/event.js";
 import { toDomainError } from "./sqlite-errors.js";
-import { type GatehouseDb, openLogSync, type SqliteOptions, syncsLog } from "./db.js";
+import { databaseFile, type GatehouseDb, openLogSync, type SqliteOptions, syncsLog } from "./db.js";
 import { createGroupSync } from "./group-commit.js";
 import { createReadWindows } from "./read-window.js";
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { masterKeyProbe, outbox } from "./schema/index.js";
 import type { createSqliteEventLog } from "./sqlite-events.js";
 import { createSqliteWrites } from "./sqlite-writes.js";
+import { recordCleanClose } from "./sqlite-file.js";
+import { existsSync } from "node:fs";
 import type { OutboxClaim, Store } from "../store.js";
 import { changesAccess, checkExpectation, type Commit } from "../commit.js";
 
@@ -22,6 +24,7 @@ export function createSqliteCommits(
   eventLog: ReturnType<typeof createSqliteEventLog>,
   options: SqliteOptions,
 ): Pick<Store, "commit" | "durable" | "accessVersion" | "setMasterKeyProbe" | "claimDueOutbox" | "releaseOutboxClaims" | "pruneFinishedOutbox" | "close"> & { enterReads(): void } {
+  const file = databaseFile(sqlite);
   const log = syncsLog(options.synchronous) ? openLogSync(sqlite) : undefined;
   const applyWrite = createSqliteWrites(db);
   const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
@@ -122,6 +125,9 @@ export function createSqliteCommits(
       windows.close();
       if (groupSync?.failed()) return;
       sqlite.close();
+      // The last connection closed the file cleanly (its log checkpointed in and removed): the next start need not
+      // read every page of it again (open-database.ts).
+      if (!existsSync(`${file}-wal`)) recordCleanClose(file);
       log?.close();
     },
   };

@@ -1,5 +1,7 @@
 import Database from "better-sqlite3";
-import { closeSync, existsSync, fdatasyncSync, openSync, statSync } from "node:fs";
+import { closeSync, existsSync, fdatasyncSync, fsyncSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { Worker } from "node:worker_threads";
 
 /**
  * What the operator's commands (start-up checks, backup, restore) need to know of a database FILE,
@@ -21,6 +23,60 @@ export function databaseFileExists(path: string): boolean {
   return existsSync(path) && statSync(path).size > 0;
 }
 
+/** Left beside the database file by a clean close: the file as that close left it. */
+const closedCleanlyMarker = (path: string) => `${path}-closed`;
+
+/** The directory entry of a file created or removed is made durable too. */
+function syncDirectoryOf(path: string): void {
+  const fd = openSync(dirname(path), "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Records that the store closed the file cleanly (its last connection closed, the log checkpointed into the file and
+ * removed): the file's inode, size and modification time, durably.
+ */
+export function recordCleanClose(path: string): void {
+  const { ino, size, mtimeMs } = statSync(path);
+  const marker = closedCleanlyMarker(path);
+  writeFileSync(marker, JSON.stringify({ ino, size, mtimeMs }), { mode: 0o600 });
+  const fd = openSync(marker, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  syncDirectoryOf(marker);
+}
+
+/**
+ * Whether the file is as a clean close left it: the marker names its inode, size and modification time (a restored or
+ * edited file has another), and no log is left
+ * beside it (a run that crashed before any checkpoint leaves the file as it was, but its log behind). The marker is
+ * removed, durably, whatever the answer, so a run that does not end with a clean close leaves none.
+ */
+export function takeCleanClose(path: string): boolean {
+  const marker = closedCleanlyMarker(path);
+  if (!existsSync(marker)) return false;
+  let recorded: unknown;
+  try {
+    recorded = JSON.parse(readFileSync(marker, "utf8"));
+  } catch {
+    recorded = undefined;
+  }
+  rmSync(marker, { force: true });
+  syncDirectoryOf(marker);
+  const log = `${path}-wal`;
+  if (!existsSync(path) || (existsSync(log) && statSync(log).size > 0)) return false;
+  const now = statSync(path);
+  const then = (recorded ?? {}) as { ino?: unknown; size?: unknown; mtimeMs?: unknown };
+  return then.ino === now.ino && then.size === now.size && then.mtimeMs === now.mtimeMs;
+}
+
 /**
  * Reads every page once (quick_check): SQLite otherwise reads a page only when a query needs it, so a
  * damaged page would surface later as `internal` on some call. Throws with code SQLITE_CORRUPT.
@@ -28,7 +84,29 @@ export function databaseFileExists(path: string): boolean {
 export function checkDatabasePages(path: string): void {
   withFile(path, false, (db) => {
     const result = db.pragma("quick_check(1)", { simple: true });
-    if (result !== "ok") throw Object.assign(new Error(`quick_check: ${String(result)}`), { code: "SQLITE_CORRUPT" });
+    if (result !== "ok") throw damaged(String(result));
+  });
+}
+
+const damaged = (found: string) => Object.assign(new Error(`quick_check: ${found}`), { code: "SQLITE_CORRUPT" });
+
+/**
+ * checkDatabasePages on a worker thread with a read-only connection of its own, beside a server that already answers:
+ * rejects as it throws (code SQLITE_CORRUPT), or with the error that kept it from reading the file. `signal` ends it
+ * (the server stops): the thread is ended and the promise rejects with the signal's reason.
+ */
+export function checkDatabasePagesInBackground(path: string, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("./page-check-worker.mjs", import.meta.url), { workerData: { path } });
+    // It must not keep a stopping process alive.
+    worker.unref();
+    signal.addEventListener("abort", () => {
+      reject(signal.reason);
+      void worker.terminate();
+    }, { once: true });
+    worker.once("message", ({ result }: { result: string }) => (result === "ok" ? resolve() : reject(damaged(result))));
+    // An error thrown on a worker thread arrives as a plain object (a SQLite error: its code).
+    worker.once("error", (error: unknown) => reject(Object.assign(new Error(`the pages could not be read: ${String((error as { message?: unknown; code?: unknown }).message ?? (error as { code?: unknown }).code)}`), { code: (error as { code?: unknown }).code })));
   });
 }
 

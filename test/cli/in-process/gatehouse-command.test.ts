@@ -50,7 +50,8 @@ describe("migrate", () => {
     const dataDir = fresh("migrate");
     const result = await run(["migrate", "--data-dir", dataDir]);
     expect(result.outcome).toEqual({ kind: "done", lines: [`database ${dataFiles({ dataDir }).database} is migrated`] });
-    expect(readdirSync(dataDir)).toEqual(["gatehouse.db"]);
+    // The database and the mark of its clean close, nothing else.
+    expect(readdirSync(dataDir).sort()).toEqual(["gatehouse.db", "gatehouse.db-closed"]);
     const db = new Database(dataFiles({ dataDir }).database, { readonly: true });
     expect(db.prepare("SELECT count(*) FROM instances").pluck().get()).toBe(0);
     db.close();
