@@ -226,13 +226,14 @@ export async function createPostgresStore(options: PostgresOptions): Promise<Sto
     async countIdentityProviders(filter) {
       return countOf(db.select({ n: count() }).from(identityProviders).where(inArray(identityProviders.ownerId, filter.ownerIds)));
     },
-    async listIdpLinksOfIdp(idpId) {
+    async listIdpLinksOfIdp(idpId, limit) {
       const rows = await db
         .select({ link: columns.userIdpLinks, orgId: users.orgId })
         .from(userIdpLinks)
         .innerJoin(users, eq(users.id, userIdpLinks.userId))
         .where(eq(userIdpLinks.idpId, idpId))
-        .orderBy(asc(userIdpLinks.position));
+        .orderBy(asc(userIdpLinks.position))
+        .limit(limit);
       return rows.map(({ link, orgId }) => ({ ...link, orgId }));
     },
     async listIdpLinksOfUser(userId) {
