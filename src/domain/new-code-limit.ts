@@ -14,12 +14,14 @@ export const NEW_CODES_PER_WINDOW = 5;
  * `now`, given when the earlier code mails to the user were queued (milliseconds, any order).
  */
 export function checkNewCodeAllowed(codeMailTimes: readonly number[], now: number): void {
-  const recent = codeMailTimes.filter((at) => at > now - NEW_CODE_WINDOW_MS).sort((a, b) => a - b);
-  const newest = recent.at(-1);
+  // Oldest first. Mails older than the window need no filtering out: what decides is the fifth newest, and when it is
+  // older than the window its place is free already.
+  const sent = [...codeMailTimes].sort((a, b) => a - b);
+  const newest = sent.at(-1);
   let allowedAt = newest === undefined ? now : newest + NEW_CODE_COOLDOWN_MS;
-  if (recent.length >= NEW_CODES_PER_WINDOW) {
-    // The window frees a place when the oldest mail that still counts leaves it.
-    const freesAt = recent[recent.length - NEW_CODES_PER_WINDOW]! + NEW_CODE_WINDOW_MS;
+  if (sent.length >= NEW_CODES_PER_WINDOW) {
+    // The window frees a place when the fifth newest mail leaves it.
+    const freesAt = sent[sent.length - NEW_CODES_PER_WINDOW]! + NEW_CODE_WINDOW_MS;
     allowedAt = Math.max(allowedAt, freesAt);
   }
   if (allowedAt <= now) return;

@@ -36,6 +36,14 @@ describe("how often a page may mail a new code", () => {
     expect(() => checkNewCodeAllowed(five.slice(0, 4), NOW)).not.toThrow();
   });
 
+  it("reads the mails' times in any order", () => {
+    const shuffled = [10, 50, 30, 20, 40].map((m) => NOW - m * MINUTE);
+    expect(refusal(shuffled).metadata).toEqual({ retryAfterSeconds: String(10 * 60) });
+    expect(refusal([NOW - 10 * MINUTE, NOW - 0.5 * MINUTE, NOW - 30 * MINUTE]).metadata).toEqual({ retryAfterSeconds: "30" });
+    // Mails older than the hour never hold a new one back, however many.
+    expect(() => checkNewCodeAllowed([...[70, 65, 61, 90, 120, 200].map((m) => NOW - m * MINUTE), NOW - 2 * MINUTE], NOW)).not.toThrow();
+  });
+
   it("takes the later of the two limits", () => {
     const five = [59, 40, 30, 20, 0.5].map((m) => NOW - m * MINUTE);
     expect(refusal(five).metadata).toEqual({ retryAfterSeconds: "60" });
