@@ -54,6 +54,21 @@ async function shapeOf(error: unknown, logs = new LogCapture()) {
 }
 
 describe("error mapping", () => {
+  it("answers connect's 'parse binary' internal error as the caller's malformed request, and only that one", async () => {
+    const malformed = await shapeOf(new ConnectError("parse binary: premature EOF", Code.Internal));
+    expect(malformed.shape).toMatchObject({ code: Code.InvalidArgument, reason: "request.malformed" });
+    expect(malformed.message).toBe("undecodable protobuf request: premature EOF");
+    // What the reader said is echoed cut short.
+    expect((await shapeOf(new ConnectError(`parse binary: ${"x".repeat(400)}`, Code.Internal))).message).toBe(`undecodable protobuf request: ${"x".repeat(300)}`);
+    // Another internal error is a fault of the server, whatever its text; a parse message under another code keeps it.
+    const fault = await shapeOf(new ConnectError("the disk said no", Code.Internal));
+    expect(fault.shape).toMatchObject({ code: Code.Internal, reason: "internal" });
+    expect(fault.logs.parsed().some((line) => line.msg === "internal error")).toBe(true);
+    expect((await shapeOf(new ConnectError("parse binary: but unavailable", Code.Unavailable))).shape).toMatchObject({ code: Code.Unavailable, reason: "rpc.unavailable" });
+    // A plain error whose text looks like connect's is a bug like any other.
+    expect((await shapeOf(Object.assign(new Error("parse binary: x"), { code: Code.Internal, rawMessage: "parse binary: x" }))).shape).toMatchObject({ code: Code.Internal, reason: "internal" });
+  });
+
   it("turns a domain error into its code with ErrorInfo (reason, domain, metadata)", async () => {
     const { shape } = await shapeOf(alreadyExists("organization.already_exists", "taken", { name: "x" }));
     expect(shape).toMatchObject({ code: Code.AlreadyExists, reason: "organization.already_exists", domain: "gatehouse", metadata: { name: "x" } });
