@@ -7,6 +7,9 @@ import { constantTimeEqual, sha256Hex } from "../support/crypto.js";
 import { type AccessRows, readAccessRows } from "./principal-cache.js";
 import { membershipOf } from "./privilege-ceiling.js";
 
+/** One answer for every token that makes no caller: unknown, malformed, wrong secret, or its user gone. */
+const tokenInvalid = () => unauthenticated("auth.token_invalid", "the token is not valid");
+
 /**
  * Turns an `Authorization` header into the calling principal, or throws unauthenticated.
  * Missing, malformed, unknown and expired tokens get distinct reasons; none reveals anything a
@@ -24,10 +27,9 @@ export async function authenticate(
   const match = /^Bearer ([\x21-\x7e]+)$/i.exec(authorization.trim());
   if (!match?.[1]) throw unauthenticated("auth.malformed", "the Authorization header must be: Bearer <token>");
   const parsed = parseToken(match[1]);
-  const rows: AccessRows = parsed ? await loadRows(parsed.tokenId) : { memberships: [] };
-  if (!parsed || !rows.token || !constantTimeEqual(sha256Hex(parsed.secret), rows.token.secretHash)) {
-    throw unauthenticated("auth.token_invalid", "the token is not valid");
-  }
+  if (!parsed) throw tokenInvalid();
+  const rows = await loadRows(parsed.tokenId);
+  if (!rows.token || !constantTimeEqual(sha256Hex(parsed.secret), rows.token.secretHash)) throw tokenInvalid();
   return principalOf(deps, rows);
 }
 
@@ -42,12 +44,12 @@ export async function currentPrincipal(deps: Deps, principal: Principal): Promis
 
 /** What a found token's rows make of the caller, or the reason they make no caller (after its secret was checked). */
 function principalOf(deps: Deps, { token, user, organization, memberships }: AccessRows): Principal {
-  if (!token) throw unauthenticated("auth.token_invalid", "the token is not valid");
+  if (!token) throw tokenInvalid();
   if (token.expiresAt !== null && token.expiresAt <= deps.clock.now().getTime()) {
     throw unauthenticated("auth.token_expired", "the token has expired");
   }
   // A user's tokens are removed in the commit that removes the user: only a removal racing this call gets here.
-  if (!user) throw unauthenticated("auth.token_invalid", "the token is not valid");
+  if (!user) throw tokenInvalid();
   // Current on every call (read, or cached only until a change), so a deactivation or lock refuses the very next
   // call and lifting it restores it.
   requireMaySignIn(user);

@@ -57,6 +57,16 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
   });
 });
 
+describe("a token that makes no caller", () => {
+  it("unknown, malformed or with a wrong secret: auth.token_invalid, and its message says the token is not valid", async () => {
+    const { actor } = await actorInNewOrganization("invalid");
+    for (const token of ["not-a-token", `${actor.token}x`, actor.token.replace(/.$/, (c) => (c === "a" ? "b" : "a"))]) {
+      const error = await failure(t.clients.client(UserService, "connect-json-http1", { token }).getUser({ userId: actor.userId }));
+      expect({ token, code: error.code, reason: error.reason, message: error.message }).toEqual({ token, code: Code.Unauthenticated, reason: "auth.token_invalid", message: expect.stringMatching(/token is not valid/) });
+    }
+  });
+});
+
 describe("a token whose user is removed while the call authenticates", () => {
   it("is auth.token_invalid, never an internal error", async () => {
     const { organizationId, actor } = await actorInNewOrganization("removed");
