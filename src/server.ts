@@ -124,7 +124,7 @@ function createFallback(
 /**
  * A request the transport refused before its RPC ran (undecodable, too large, bad headers): one
  * warning without a stack and one metrics sample, so no caller can flood the error log with them.
- * A stream refused while its rpc ran is recorded by the rpc (observe.ts), once, like any call.
+ * A streaming call refused while its rpc ran is recorded by the rpc (observe.ts), once, like any call.
  */
 function createRejection(metrics: Metrics, logger: Logger): DecodeCheckOptions["reject"] {
   return (request, handler, error, rpcRunning) => {

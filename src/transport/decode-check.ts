@@ -189,15 +189,15 @@ async function* failingAs<T>(source: AsyncIterable<T>, toError: (error: unknown)
 }
 
 // biome-ignore lint/correctness/useYield: a body that fails on its first read
-async function* failing(error: unknown): AsyncIterable<Uint8Array> {
-  throw error;
+async function* failing(error: () => unknown): AsyncIterable<Uint8Array> {
+  throw error();
 }
 
 export interface DecodeCheckOptions {
   readMaxBytes: number;
   /**
    * Called once per rejected request with the typed error; returns the wire error the handler sends. `rpcRunning`:
-   * the refusal came while a client or bidi stream's rpc read its messages, so the rpc records the call itself.
+   * the refusal came while a streaming rpc read its messages, so the rpc records the call itself.
    */
   reject(request: UniversalServerRequest, handler: UniversalHandler, error: DomainError | ConnectError, rpcRunning: boolean): ConnectError;
 }
@@ -214,16 +214,20 @@ export interface DecodeCheckOptions {
 export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckOptions): UniversalHandler {
   const desc = handler.method.input;
   const single = handler.method.methodKind === "unary" || handler.method.methodKind === "server_streaming";
+  // connect-es reads a unary request before the interceptors run; a streaming rpc's messages (a server stream's one
+  // message too) inside them, so the rpc, already observed, records a refusal met while reading them itself.
+  const rpcRunsFirst = handler.method.methodKind !== "unary";
   const { readMaxBytes } = options;
 
   async function checked(req: UniversalServerRequest): ReturnType<UniversalHandler> {
-    const toError = (error: unknown, rpcRunning = false) =>
-      error instanceof DomainError || error instanceof ConnectError ? options.reject(req, handler, error, rpcRunning) : error;
+    const toError = (error: unknown) =>
+      error instanceof DomainError || error instanceof ConnectError ? options.reject(req, handler, error, rpcRunsFirst) : error;
     const fail = (error: unknown) => {
       const header = new Headers(req.header);
       // The handler would check these before reading the body and answer without ErrorInfo.
       for (const name of PREFLIGHT_HEADERS) header.delete(name);
-      return handler({ ...req, header, body: failing(toError(error)) });
+      // Refused when the body is read: an rpc that never reads it (its caller unauthenticated) is not refused for it.
+      return handler({ ...req, header, body: failing(() => toError(error)) });
     };
 
     // The REST gateway hands over JSON it has parsed already: always an object (gateway.ts refuses any other body).
@@ -258,8 +262,7 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
     const body = req.body as AsyncIterable<Uint8Array>;
     if (framing.enveloped) {
       const envelopes = checkedEnvelopes(pipe(body, transformSplitEnvelope(readMaxBytes)), desc, framing, compression, single, readMaxBytes);
-      // A client or bidi stream's rpc starts before it reads its messages; a unary or server-streaming one after.
-      return handler({ ...req, body: pipe(failingAs(envelopes, (error) => toError(error, !single)), transformJoinEnvelopes()) });
+      return handler({ ...req, body: pipe(failingAs(envelopes, toError), transformJoinEnvelopes()) });
     }
     let bytes: Uint8Array;
     try {

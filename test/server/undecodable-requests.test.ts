@@ -112,21 +112,39 @@ describe("undecodable protobuf requests are invalid_argument with ErrorInfo, nev
     expect(calls.every((entry) => entry.code === "invalid_argument")).toBe(true);
   });
 
-  it("a stream refused by the envelope check after its rpc began is one call: one rpc_calls sample, one log line", async () => {
-    const procedure = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo";
+  describe("a refused call is one call: one rpc_calls sample and one log line", () => {
+    const REFLECTION = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo";
     const good = toBinary(ServerReflectionRequestSchema, create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } }));
-    const sampled = async () => {
+    const sampled = async (procedure: string, code: string) => {
       const metrics = await (await fetch(`${t.server.url}/metrics`)).text();
-      const line = metrics.split("\n").find((l) => l.startsWith("gatehouse_rpc_calls_total{") && l.includes(`procedure="${procedure}"`) && l.includes('code="invalid_argument"'));
+      const line = metrics.split("\n").find((l) => l.startsWith("gatehouse_rpc_calls_total{") && l.includes(`procedure="${procedure}"`) && l.includes(`code="${code}"`));
       return line === undefined ? 0 : Number(line.split(" ").at(-1));
     };
-    const before = await sampled();
-    const logStart = t.server.logs.lines.length;
-    // Envelope flags no request may carry: refused while the rpc reads its second message.
-    const response = await h2Request(wire.session, { path: procedure, headers: { "content-type": "application/grpc" }, body: Buffer.concat([envelope(good), envelope(good, 0x80)]) });
-    expectRefused(response);
-    expect(await sampled()).toBe(before + 1);
-    const lines = t.server.logs.parsed().slice(logStart).filter((entry) => entry.procedure === procedure);
-    expect(lines.map((entry) => [entry.msg, entry.code])).toEqual([["rpc", "invalid_argument"]]);
+    const cases: [string, string, Record<string, string>, Buffer, [string, string]][] = [
+      // Streams: connect-es reads their messages inside the interceptors, so the rpc records the refusal.
+      ["bidi, envelope flags no request may carry on its second message", REFLECTION, {}, Buffer.concat([envelope(good), envelope(good, 0x80)]), ["rpc", "invalid_argument"]],
+      ["bidi, a timeout header that is no timeout", REFLECTION, { "grpc-timeout": "soon" }, envelope(good), ["rpc", "invalid_argument"]],
+      ["server stream, an undecodable message", "/grpc.health.v1.Health/Watch", {}, envelope(GARBAGE), ["rpc", "invalid_argument"]],
+      // Unary: connect-es reads the message before any interceptor runs, so the transport records it.
+      ["unary, an undecodable message", GET_USER, {}, envelope(GARBAGE), ["request refused before the rpc", "invalid_argument"]],
+    ];
+    for (const [what, procedure, headers, body, recorded] of cases) {
+      it(what, async () => {
+        const before = await sampled(procedure, "invalid_argument");
+        const logStart = t.server.logs.lines.length;
+        expect(grpcStatus(await h2Request(wire.session, { path: procedure, headers: { "content-type": "application/grpc", ...headers }, body })).code).toBe(INVALID_ARGUMENT);
+        expect(await sampled(procedure, "invalid_argument")).toBe(before + 1);
+        const lines = t.server.logs.parsed().slice(logStart).filter((entry) => entry.procedure === procedure);
+        expect(lines.map((entry) => [entry.msg, entry.code])).toEqual([recorded]);
+      });
+    }
+
+    it("a stream whose caller is refused before it reads its body is recorded as that refusal only", async () => {
+      const importUsers = "/gatehouse.admin.v1.UserService/ImportHumanUsers";
+      const [invalidBefore, unauthenticatedBefore] = [await sampled(importUsers, "invalid_argument"), await sampled(importUsers, "unauthenticated")];
+      const response = await h2Request(wire.session, { path: importUsers, headers: { "content-type": "application/grpc", "grpc-timeout": "soon" }, body: envelope(GARBAGE) });
+      expect(grpcStatus(response).code).toBe(16);
+      expect([await sampled(importUsers, "invalid_argument"), await sampled(importUsers, "unauthenticated")]).toEqual([invalidBefore, unauthenticatedBefore + 1]);
+    });
   });
 });
