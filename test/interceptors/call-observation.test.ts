@@ -45,7 +45,14 @@ describe("the request id", () => {
     const response = await call(GET_INSTANCE, { "x-request-id": "failing-call-7", authorization: "Bearer gh1.nope.nope" });
     expect(response.status).toBe(401);
     expect(response.headers.get("x-request-id")).toBe("failing-call-7");
-    expect(rpcLines().at(-1)).toMatchObject({ requestId: "failing-call-7", code: "unauthenticated", procedure: GET_INSTANCE });
+    expect(rpcLines().at(-1)).toMatchObject({ requestId: "failing-call-7", code: "unauthenticated", reason: "auth.token_invalid", procedure: GET_INSTANCE });
+  });
+
+  it("names a failed call's reason, and a call that succeeded has none", async () => {
+    await call(GET_INSTANCE, { "x-request-id": "ok-call-8", authorization: `Bearer ${t.server.adminToken}` });
+    const line = rpcLines().find((entry) => entry.requestId === "ok-call-8");
+    expect(line).toMatchObject({ code: "ok" });
+    expect(line).not.toHaveProperty("reason");
   });
 });
 
@@ -92,7 +99,7 @@ describe("the log line and the sample of a streaming call", () => {
     from = rpcLines().length;
     const tooMany = Array.from({ length: 1001 }, (_, i) => importedUser(`streamed-too-many-${i}`));
     expect(await failure(streamImport(users, [{ users: [importedUser("streamed-first")] }, { users: tooMany }]))).toMatchObject({ code: Code.InvalidArgument });
-    expect(linesOf(IMPORT, from)).toEqual([expect.objectContaining({ code: "invalid_argument" })]);
+    expect(linesOf(IMPORT, from)).toEqual([expect.objectContaining({ code: "invalid_argument", reason: "request.invalid" })]);
   });
 
   it("of a Health.Watch whose client went away say canceled, not ok", async () => {
