@@ -16,6 +16,7 @@ import { createSqliteStore } from "./store/sqlite/sqlite-store.js";
 import type { Store } from "./store/store.js";
 import { checkTlsFiles, prepareDataDir, readStartupFile } from "./startup/files.js";
 import { openDatabase } from "./startup/open-database.js";
+import { StartupError } from "./startup/startup-error.js";
 import { openPostgresDatabase } from "./startup/open-postgres.js";
 import { type DataDirLock, lockDataDir } from "./support/data-dir-lock.js";
 import { reservePort } from "./transport/port-reservation.js";
@@ -82,13 +83,22 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       logger.fatal({ err: error }, "the database log could not be synced to disk: stopping; check the disk, and reboot before restarting if it failed");
       process.exit(1);
     };
-    // After a clean close the pages are read once the server answers (open-database.ts), not before.
+    // After a clean close the pages are read once the server answers (open-database.ts), not before; until that read
+    // is done, a clean close of this run vouches for nothing (the next start reads them first).
     let checkPages: ((signal: AbortSignal) => Promise<void>) | undefined;
+    let pagesChecked = true;
     const opened = config.database
       ? await openPostgresDatabase(config.database)
-      : openDatabase(() => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onSync, onSyncFailure }), files.database, {
-          checkLater: (check) => (checkPages = check),
-        });
+      : openDatabase(
+          () => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onSync, onSyncFailure, pagesChecked: () => pagesChecked }),
+          files.database,
+          {
+            checkLater: (check) => {
+              pagesChecked = false;
+              checkPages = check;
+            },
+          },
+        );
     store = opened;
     await checkMasterKey(opened, masterKey, keyFile);
     const deps: Deps = { store: opened, clock: options.clock ?? systemClock, ids: options.ids ?? createIdGenerator(), masterKey, externalUrl: config.externalUrl };
@@ -127,10 +137,18 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     // Ended by close(): a check cut short by the stop says nothing about the file.
     const pageCheck = new AbortController();
     checkPages?.(pageCheck.signal).then(
-      () => logger.info({ database: files.database }, "database pages checked: intact"),
+      () => {
+        pagesChecked = true;
+        logger.info({ database: files.database }, "database pages checked: intact");
+      },
       (error: unknown) => {
         if (pageCheck.signal.aborted) return;
-        logger.fatal({ err: error, database: files.database }, "the database is damaged or unreadable: stopping; restore it from a backup (gatehouse restore)");
+        if (!isDamage(error)) {
+          // Not a verdict on the file (the thread did not start, the file stayed locked): the next start reads it first.
+          logger.error({ err: error, database: files.database }, "the database pages could not be checked beside the server; the next start checks them first");
+          return;
+        }
+        logger.fatal({ err: error, database: files.database }, "the database is damaged: stopping; restore it from a backup (gatehouse restore)");
         (options.onDamagedDatabase ?? (() => process.exit(1)))();
       },
     );
@@ -160,9 +178,19 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
   } catch (error) {
     // The operator sees one line (main.ts); the details are here, at debug level.
     logger.debug({ err: error }, "start-up failed");
-    await store?.close();
+    // What failed comes first: a close that fails too (a damaged file) is logged, and the lock and the port are given
+    // back either way.
+    await store?.close().catch((closeError: unknown) => logger.debug({ err: closeError }, "closing the database after the failed start failed too"));
     lock?.release();
     await reservation.release();
+    // A damaged page read before the server answered (the master key's probe, the bootstrap): the line a damaged file
+    // gets when the pages are read first.
+    if (isDamage(error) && !config.database) {
+      throw new StartupError(`database ${files.database} is corrupted (${(error as { code: string }).code}): restore it from a backup (gatehouse restore)`, { cause: error });
+    }
     throw error;
   }
 }
+
+/** SQLite's word that the file is damaged or no database (quick_check's verdict carries the same code). */
+const isDamage = (error: unknown) => ["SQLITE_CORRUPT", "SQLITE_NOTADB"].includes(String((error as { code?: unknown } | undefined)?.code));

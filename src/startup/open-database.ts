@@ -31,8 +31,10 @@ export function openDatabase(open: () => Store, databasePath: string, options: {
     // starts only when the last run did not end with a clean close of the file — a crash, a kill, a power cut, a file
     // replaced or changed since (a clean close leaves a marker, taken here) — and otherwise once it answers, beside
     // it. The operator's commands check before they start, always.
+    // The marker is taken by every open, so a run that does not end with a clean close leaves none behind.
+    const cleanlyClosed = existed && takeCleanClose(databasePath);
     const { checkLater } = options;
-    if (existed && checkLater && takeCleanClose(databasePath)) checkLater((signal) => checkDatabasePagesInBackground(databasePath, signal));
+    if (cleanlyClosed && checkLater) checkLater((signal) => checkDatabasePagesInBackground(databasePath, signal));
     else if (existed) checkDatabasePages(databasePath);
     return open();
   } catch (error) {

@@ -1,4 +1,5 @@
-import { copyFileSync, existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -75,6 +76,56 @@ describe("the clean-close marker", () => {
   });
 });
 
+describe("what stands under the marker's name", () => {
+  it("a link is replaced by the marker, never written through; a pipe, a huge file or a directory vouch for nothing and do not hold the start", async () => {
+    const { files } = await bootstrappedDataDir(newDataDir());
+    const marker = `${files.database}-closed`;
+    const outside = join(root(), `precious-${dirs}`);
+    writeFileSync(outside, "precious");
+    renameSync(marker, `${marker}.kept`);
+    symlinkSync(outside, marker);
+    recordCleanClose(files.database);
+    expect(readFileSync(outside, "utf8")).toBe("precious");
+    expect(takeCleanClose(files.database)).toBe(true);
+
+    execFileSync("mkfifo", [marker]);
+    expect(takeCleanClose(files.database)).toBe(false);
+    expect(existsSync(marker)).toBe(false);
+    writeFileSync(marker, "");
+    truncateSync(marker, 600 * 2 ** 20);
+    expect(takeCleanClose(files.database)).toBe(false);
+    expect(existsSync(marker)).toBe(false);
+    mkdirSync(marker);
+    expect(takeCleanClose(files.database)).toBe(false);
+    expect(statSync(marker).isDirectory()).toBe(true);
+  });
+
+  it("a marker the close cannot write (a directory in its place) leaves the close clean: no error, no marker", async () => {
+    const { dataDir, files } = await bootstrappedDataDir(newDataDir());
+    takeCleanClose(files.database);
+    const store = openStore(dataDir);
+    mkdirSync(`${files.database}-closed`);
+    await store.close();
+    expect(existsSync(`${files.database}-wal`)).toBe(false);
+    expect(takeCleanClose(files.database)).toBe(false);
+  });
+
+  it("a modification time set back (cp -p, touch -r) does not make an edited file the one that was closed", async () => {
+    const { files } = await bootstrappedDataDir(newDataDir());
+    const { atime, mtime } = statSync(files.database);
+    damagePages(files.database);
+    utimesSync(files.database, atime, mtime);
+    expect(takeCleanClose(files.database)).toBe(false);
+  });
+
+  it("a database reached through a link finds the marker its close wrote", async () => {
+    const { files } = await bootstrappedDataDir(newDataDir());
+    const link = join(root(), `link-${dirs}.db`);
+    symlinkSync(files.database, link);
+    expect(takeCleanClose(link)).toBe(true);
+  });
+});
+
 describe("opening a cleanly closed file", () => {
   it("a server's open skips the read before it starts and hands over the check, which finds the damage", async () => {
     const { files } = await bootstrappedDataDir(newDataDir());
@@ -109,6 +160,47 @@ describe("the check beside the server", () => {
     const checking = checkDatabasePagesInBackground(files.database, stop.signal);
     stop.abort(new Error("stopping"));
     await expect(checking).rejects.toThrow("stopping");
+  });
+
+  async function startOn(dataDir: string, logs: LogCapture, onDamagedDatabase: () => void) {
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, "127.0.0.1", () => {
+        const { port: free } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    const config = loadConfig([], { GATEHOUSE_PORT: String(port), GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_DB_SYNCHRONOUS: "NORMAL", GATEHOUSE_MASTER_KEY_FILE: dataFiles({ dataDir }).masterKey });
+    return startGatehouse({ config, logDestination: logs, onDamagedDatabase });
+  }
+
+  it("a server whose check beside it passed leaves a marker when it stops; one whose check did not, none", async () => {
+    const intact = await bootstrappedDataDir(newDataDir());
+    const logs = new LogCapture();
+    const server = await startOn(intact.dataDir, logs, () => expect.fail("an intact file was found damaged"));
+    await eventually(() => logs.parsed().some((line) => line.msg === "database pages checked: intact"), { what: "the check beside the server" });
+    await server.close();
+    expect(existsSync(`${intact.files.database}-closed`)).toBe(true);
+
+    const damaged = await bootstrappedDataDir(newDataDir());
+    damageQuietly(damaged.files.database);
+    let stopsFor = 0;
+    const unchecked = await startOn(damaged.dataDir, new LogCapture(), () => stopsFor++);
+    await eventually(() => stopsFor === 1, { what: "the damage found beside the server" });
+    await unchecked.close();
+    expect(existsSync(`${damaged.files.database}-closed`)).toBe(false);
+  });
+
+  it("a page read before the server answers (the master key's probe) that is damaged fails the start with the corrupted-file line, and gives the data dir back", async () => {
+    const { dataDir, files } = await bootstrappedDataDir(newDataDir());
+    damagePages(files.database, "master_key_probe", 1);
+    recordCleanClose(files.database);
+    const failed = await startOn(dataDir, new LogCapture(), () => expect.fail("no server should run")).then(
+      () => expect.fail("the start succeeded"),
+      (error: unknown) => error,
+    );
+    expect(failed).toBeInstanceOf(StartupError);
+    expect((failed as Error).message).toMatch(/is corrupted .*restore it from a backup/);
+    expect(existsSync(join(dataDir, "gatehouse.lock"))).toBe(false);
   });
 
   it("a started server on a quietly damaged file answers, then logs the damage as fatal and stops", async () => {

@@ -64,17 +64,17 @@ export const modeOf = (stat: { mode: number }) => stat.mode & 0o777;
 
 /**
  * Overwrites two pages in the middle of a database file with 0xff, as a failing disk would: from the first page of the
- * event log on (a table every bootstrapped database fills), so that whatever reads the rows finds them damaged —
+ * event log on (a table every bootstrapped database fills; or of `table`, `pages` of them), so that whatever reads the rows finds them damaged —
  * index pages alone would not do, since a copy (VACUUM INTO) rebuilds indexes from the rows without reading them.
  */
-export function damagePages(database: string): void {
+export function damagePages(database: string, table = "events", pages = 2): void {
   const db = new Database(database, { readonly: true });
   const pageSize = db.pragma("page_size", { simple: true }) as number;
-  const [events] = db.prepare("SELECT pageno FROM dbstat WHERE name = 'events' ORDER BY pageno LIMIT 1").all() as { pageno: number }[];
+  const [first] = db.prepare("SELECT pageno FROM dbstat WHERE name = ? ORDER BY pageno LIMIT 1").all(table) as { pageno: number }[];
   db.close();
   const fd = openSync(database, "r+");
   try {
-    writeSync(fd, Buffer.alloc(2 * pageSize, 0xff), 0, 2 * pageSize, (events!.pageno - 1) * pageSize);
+    writeSync(fd, Buffer.alloc(pages * pageSize, 0xff), 0, pages * pageSize, (first!.pageno - 1) * pageSize);
   } finally {
     closeSync(fd);
   }

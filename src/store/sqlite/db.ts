@@ -24,6 +24,11 @@ export interface SqliteOptions {
   onSyncFailure?: (error: unknown) => void;
   /** Wraps the sync of the log (default: fdatasync of the WAL); tests hold or fail it to watch what waits for it. */
   syncLog?: (sync: () => Promise<void>) => Promise<void>;
+  /**
+   * Whether every page of the file was read in this run (open-database.ts): a clean close records it for the next
+   * start only then. Default: yes (whoever opens the store checked the file first).
+   */
+  pagesChecked?: () => boolean;
 }
 
 /** Whether commits wait for a sync of the log (FULL, EXTRA), which the store then does itself (group commit). */

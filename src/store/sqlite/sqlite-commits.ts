@@ -124,11 +124,21 @@ export function createSqliteCommits(
       await groupSync?.idle();
       windows.close();
       if (groupSync?.failed()) return;
-      sqlite.close();
-      // The last connection closed the file cleanly (its log checkpointed in and removed): the next start need not
-      // read every page of it again (open-database.ts).
-      if (!existsSync(`${file}-wal`)) recordCleanClose(file);
-      log?.close();
+      try {
+        sqlite.close();
+      } finally {
+        log?.close();
+      }
+      // The last connection closed the file cleanly (its log checkpointed in and removed) and its pages were read in
+      // this run: the next start need not read them before it answers (open-database.ts). Best effort: without the
+      // marker (a full disk, something else under its name) the next start only reads them first.
+      if (!existsSync(`${file}-wal`) && (options.pagesChecked?.() ?? true)) {
+        try {
+          recordCleanClose(file);
+        } catch {
+          // Nothing to undo: no marker (or a half-written one under another name, which vouches for nothing).
+        }
+      }
     },
   };
 }

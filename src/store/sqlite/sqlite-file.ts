@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import { closeSync, existsSync, fdatasyncSync, fsyncSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, fdatasyncSync, fsyncSync, lstatSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { Worker } from "node:worker_threads";
 
@@ -23,59 +23,73 @@ export function databaseFileExists(path: string): boolean {
   return existsSync(path) && statSync(path).size > 0;
 }
 
-/** Left beside the database file by a clean close: the file as that close left it. */
-const closedCleanlyMarker = (path: string) => `${path}-closed`;
+/**
+ * Left beside the database file by a clean close: the file as that close left it. Beside the file as SQLite resolves
+ * it (symlinks followed), which is where the store that closes it writes it.
+ */
+const closedCleanlyMarker = (path: string) => `${realpathSync(path)}-closed`;
 
-/** The directory entry of a file created or removed is made durable too. */
-function syncDirectoryOf(path: string): void {
-  const fd = openSync(dirname(path), "r");
+/** A marker is a few dozen bytes; anything else found under its name is not one. */
+const MARKER_MAX_BYTES = 1024;
+
+/** fsync of a file or directory by path. */
+function syncPath(path: string): void {
+  const fd = openSync(path, "r");
   try {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
 }
+
+/** What the marker compares: `utimes` can set a modification time back, not the change time. */
+const fingerprint = ({ ino, size, mtimeMs, ctimeMs }: { ino: number; size: number; mtimeMs: number; ctimeMs: number }) => JSON.stringify({ ino, size, mtimeMs, ctimeMs });
 
 /**
  * Records that the store closed the file cleanly (its last connection closed, the log checkpointed into the file and
- * removed): the file's inode, size and modification time, durably.
+ * removed) and that its pages were read in that run: the file's inode, size and times. The file is synced first (with
+ * `synchronous=OFF` SQLite's closing checkpoint does not), then the marker is written under another name and renamed
+ * over its own (a link there is replaced, never followed), and the directory synced.
  */
 export function recordCleanClose(path: string): void {
-  const { ino, size, mtimeMs } = statSync(path);
+  syncPath(path);
   const marker = closedCleanlyMarker(path);
-  writeFileSync(marker, JSON.stringify({ ino, size, mtimeMs }), { mode: 0o600 });
-  const fd = openSync(marker, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  syncDirectoryOf(marker);
+  const written = `${marker}.new`;
+  rmSync(written, { force: true });
+  // "wx": created here, never through a link someone left under that name.
+  writeFileSync(written, fingerprint(statSync(path)), { mode: 0o600, flag: "wx" });
+  syncPath(written);
+  renameSync(written, marker);
+  syncPath(dirname(marker));
 }
 
 /**
- * Whether the file is as a clean close left it: the marker names its inode, size and modification time (a restored or
- * edited file has another), and no log is left
- * beside it (a run that crashed before any checkpoint leaves the file as it was, but its log behind). The marker is
- * removed, durably, whatever the answer, so a run that does not end with a clean close leaves none.
+ * Whether the file is as a clean close left it: the marker names its inode, size and times (a restored, copied or
+ * edited file has others), and no log is left beside it (a run that crashed before any checkpoint leaves the file as
+ * it was, but its log behind). The marker is taken: removed, durably, whatever the answer, so a run that does not end
+ * with a clean close (which writes a new one) leaves none. Anything under the marker's name that is not a small
+ * regular file counts as no marker and goes too (a directory stays: nothing is removed recursively).
  */
 export function takeCleanClose(path: string): boolean {
+  if (!existsSync(path)) return false;
   const marker = closedCleanlyMarker(path);
-  if (!existsSync(marker)) return false;
-  let recorded: unknown;
-  try {
-    recorded = JSON.parse(readFileSync(marker, "utf8"));
-  } catch {
-    recorded = undefined;
-  }
-  rmSync(marker, { force: true });
-  syncDirectoryOf(marker);
+  const found = lstatOrUndefined(marker);
+  if (!found) return false;
+  const recorded = found.isFile() && found.size <= MARKER_MAX_BYTES ? readFileSync(marker, "utf8") : undefined;
+  if (!found.isDirectory()) rmSync(marker, { force: true });
+  syncPath(dirname(marker));
   const log = `${path}-wal`;
-  if (!existsSync(path) || (existsSync(log) && statSync(log).size > 0)) return false;
-  const now = statSync(path);
-  const then = (recorded ?? {}) as { ino?: unknown; size?: unknown; mtimeMs?: unknown };
-  return then.ino === now.ino && then.size === now.size && then.mtimeMs === now.mtimeMs;
+  if (existsSync(log) && statSync(log).size > 0) return false;
+  return recorded === fingerprint(statSync(path));
 }
+
+const lstatOrUndefined = (path: string) => {
+  try {
+    return lstatSync(path);
+  } catch {
+    return undefined;
+  }
+};
 
 /**
  * Reads every page once (quick_check): SQLite otherwise reads a page only when a query needs it, so a
