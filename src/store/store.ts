@@ -196,8 +196,8 @@ export interface Store {
   /** One page of the identity providers owned by any of `ownerIds`, in creation order, after the given position. */
   listIdentityProvidersPage(filter: { ownerIds: string[]; afterPosition?: number; limit: number }): Promise<{ row: IdentityProviderRow; position: number }[]>;
   countIdentityProviders(filter: { ownerIds: string[] }): Promise<number>;
-  /** Users' links to an IDP, with the linked user's organization, oldest first: at most `limit`. */
-  listIdpLinksOfIdp(idpId: string, limit: number): Promise<(UserIdpLinkRow & { orgId: string })[]>;
+  /** Every user's link to an IDP, with the linked user's organization, oldest first. */
+  listIdpLinksOfIdp(idpId: string): Promise<(UserIdpLinkRow & { orgId: string })[]>;
 
   listEvents(filter: EventFilter): Promise<StoredEvent[]>;
   /**

@@ -4,8 +4,7 @@ import { IdentityProviderService } from "../../gen/gatehouse/admin/v1/identity_p
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { removeIdentityProvider } from "../../src/commands/identity-provider-lifecycle.js";
-import type { Caller, Deps } from "../../src/context.js";
-import type { Commit } from "../../src/store/commit.js";
+import type { Caller } from "../../src/context.js";
 import { failure } from "../support/errors.js";
 import { useTestServer } from "../support/server.js";
 import { adminCaller, busyDeps, eventTypesOf, interleavedDeps, race, racingDeps, typed } from "./rules-support.js";
@@ -72,56 +71,5 @@ describe("a store failure that is not a lost race", () => {
     const deps = busyDeps(t, () => idps().removeIdentityProvider({ idpId }));
     const error = await removeIdentityProvider(deps, caller, idpId).catch((e: unknown) => e);
     expect(typed(error as never)).toEqual({ kind: "unavailable", reason: "store.busy", metadata: {} });
-  });
-});
-
-describe("an IDP with more links than one commit holds (scale finding 6: each transaction stays short)", () => {
-  /** The real deps, noting each commit's row writes. */
-  const countingDeps = (commits: Commit["writes"][]): Deps => {
-    const { store } = t.server.gatehouse.deps;
-    return { ...t.server.gatehouse.deps, store: new Proxy(store, { get: (target, property) => (property === "commit" ? (commit: Commit) => (commits.push(commit.writes), target.commit(commit)) : Reflect.get(target, property, target)) }) };
-  };
-
-  async function linkedUsers(idpId: string, count: number): Promise<string[]> {
-    const users = t.clients.client(UserService, "connect-json-http1", { token: t.server.adminToken, orgId });
-    const ids: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const userName = `chunk-${idpCount}-${i}`;
-      ids.push((await users.createHumanUser({ userName, profile: { firstName: "C", lastName: `${i}` }, email: { email: `${userName}@example.com`, isEmailVerified: true }, idps: [{ configId: idpId, externalUserId: `ext-${i}` }] })).userId);
-    }
-    return ids;
-  }
-
-  it("removes the links in commits of at most the limit and the IDP with the last; its removal event counts them all", async () => {
-    const idpId = await newIdp();
-    const userIds = await linkedUsers(idpId, 5);
-    const commits: Commit["writes"][] = [];
-    await removeIdentityProvider(countingDeps(commits), caller, idpId, {}, 2);
-    expect(commits.map((writes) => writes.map((write) => write.kind))).toEqual([
-      ["userIdpLink.delete", "userIdpLink.delete"],
-      ["userIdpLink.delete", "userIdpLink.delete"],
-      ["userIdpLink.delete", "identityProvider.delete"],
-    ]);
-    for (const userId of userIds) expect((await eventTypesOf(t, "user", userId)).filter((type) => type === "user.idp_link.removed")).toHaveLength(1);
-    expect(await t.server.gatehouse.deps.store.listIdpLinksOfIdp(idpId, 10)).toEqual([]);
-    const removal = (await t.server.gatehouse.deps.store.listEvents({ aggregateType: "idp", aggregateId: idpId, limit: 10 })).at(-1);
-    expect(removal).toMatchObject({ type: "idp.removed", payload: { linksRemoved: 5 } });
-  });
-
-  it("a count that fills the last commit exactly still removes the IDP, in a commit of its own", async () => {
-    const idpId = await newIdp();
-    await linkedUsers(idpId, 2);
-    const commits: Commit["writes"][] = [];
-    await removeIdentityProvider(countingDeps(commits), caller, idpId, {}, 2);
-    expect(commits.map((writes) => writes.length)).toEqual([2, 1]);
-    expect((await failure(idps().getIdentityProvider({ idpId }))).code).toBe(Code.NotFound);
-  });
-
-  it("a stale expected sequence removes nothing: the first commit carries it", async () => {
-    const idpId = await newIdp();
-    await linkedUsers(idpId, 3);
-    const error = await removeIdentityProvider(t.server.gatehouse.deps, caller, idpId, { expectedSequence: 1n }, 2).catch((e: unknown) => e);
-    expect(typed(error as never)).toMatchObject({ kind: "aborted", reason: "concurrent_modification" });
-    expect(await t.server.gatehouse.deps.store.listIdpLinksOfIdp(idpId, 10)).toHaveLength(3);
   });
 });

@@ -226,14 +226,13 @@ export async function createPostgresStore(options: PostgresOptions): Promise<Sto
     async countIdentityProviders(filter) {
       return countOf(db.select({ n: count() }).from(identityProviders).where(inArray(identityProviders.ownerId, filter.ownerIds)));
     },
-    async listIdpLinksOfIdp(idpId, limit) {
+    async listIdpLinksOfIdp(idpId) {
       const rows = await db
         .select({ link: columns.userIdpLinks, orgId: users.orgId })
         .from(userIdpLinks)
         .innerJoin(users, eq(users.id, userIdpLinks.userId))
         .where(eq(userIdpLinks.idpId, idpId))
-        .orderBy(asc(userIdpLinks.position))
-        .limit(limit);
+        .orderBy(asc(userIdpLinks.position));
       return rows.map(({ link, orgId }) => ({ ...link, orgId }));
     },
     async listIdpLinksOfUser(userId) {

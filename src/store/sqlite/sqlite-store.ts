@@ -299,14 +299,13 @@ export function createSqliteStore(options: SqliteOptions): Store {
       // Stryker disable next-line OptionalChaining: a count() query always returns one row
       return db.select({ n: count() }).from(identityProviders).where(inArray(identityProviders.ownerId, filter.ownerIds)).get()?.n ?? 0;
     },
-    async listIdpLinksOfIdp(idpId, limit) {
+    async listIdpLinksOfIdp(idpId) {
       const rows = db
         .select({ link: userIdpLinks, orgId: users.orgId })
         .from(userIdpLinks)
         .innerJoin(users, eq(users.id, userIdpLinks.userId))
         .where(eq(userIdpLinks.idpId, idpId))
         .orderBy(asc(sql`${userIdpLinks}.rowid`))
-        .limit(limit)
         .all();
       return rows.map(({ link, orgId }) => ({ ...link, orgId }));
     },

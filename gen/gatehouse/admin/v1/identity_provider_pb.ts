@@ -489,12 +489,9 @@ export const IdentityProviderService: GenService<{
     output: typeof UpdateIdentityProviderResponseSchema;
   },
   /**
-   * Removes an identity provider for good: every user's link to it goes with it (each removal a
-   * `user.idp_link.removed` event on that user), so no user refers to it afterwards; its name is free
-   * again. The links go in transactions of at most 500, the identity provider with the last (its
-   * `idp.removed` event counts every link removed), so an IDP with many users never holds the server in
-   * one long transaction; a call that fails part-way has removed some links and can be repeated.
-   * expected_sequence is checked by every one of them. Needs `org.idp.write` in the selected organization; an instance-level IDP
+   * Removes an identity provider for good, in one transaction: every user's link to it goes with it
+   * (each removal a `user.idp_link.removed` event on that user), so no user refers to it afterwards;
+   * its name is free again. Needs `org.idp.write` in the selected organization; an instance-level IDP
    * (whose links may belong to users of every organization) needs `iam.write` as well and, to a caller
    * without it, is not the organization's to remove (not_found, as for UpdateIdentityProvider).
    * Removing an IDP that is already removed is not_found.
