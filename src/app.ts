@@ -16,6 +16,7 @@ import { createSqliteStore } from "./store/sqlite/sqlite-store.js";
 import type { Store } from "./store/store.js";
 import { checkTlsFiles, prepareDataDir, readStartupFile } from "./startup/files.js";
 import { openDatabase } from "./startup/open-database.js";
+import { isDamage, runPageCheck } from "./startup/page-check.js";
 import { StartupError } from "./startup/startup-error.js";
 import { openPostgresDatabase } from "./startup/open-postgres.js";
 import { type DataDirLock, lockDataDir } from "./support/data-dir-lock.js";
@@ -36,8 +37,8 @@ export interface GatehouseOptions {
   /** Where JSON log lines go (stdout by default); tests capture them here. */
   logDestination?: DestinationStream;
   /**
-   * The page check that runs beside a started server found the database damaged, or could not read it: after the
-   * fatal log line, the process exits (1) by default, as when a sync of the log fails. Tests watch it here.
+   * The page check that runs beside a started server found the database damaged: after the fatal log line, the
+   * process exits (1) by default, as when a sync of the log fails. Tests watch it here.
    */
   onDamagedDatabase?: () => void;
 }
@@ -134,24 +135,12 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     });
     const { port } = await server.listen(reservation);
     worker.start();
-    // Ended by close(): a check cut short by the stop says nothing about the file.
-    const pageCheck = new AbortController();
-    checkPages?.(pageCheck.signal).then(
-      () => {
-        pagesChecked = true;
-        logger.info({ database: files.database }, "database pages checked: intact");
-      },
-      (error: unknown) => {
-        if (pageCheck.signal.aborted) return;
-        if (!isDamage(error)) {
-          // Not a verdict on the file (the thread did not start, the file stayed locked): the next start reads it first.
-          logger.error({ err: error, database: files.database }, "the database pages could not be checked beside the server; the next start checks them first");
-          return;
-        }
-        logger.fatal({ err: error, database: files.database }, "the database is damaged: stopping; restore it from a backup (gatehouse restore)");
-        (options.onDamagedDatabase ?? (() => process.exit(1)))();
-      },
-    );
+    const pageCheck = runPageCheck(checkPages, {
+      logger,
+      database: files.database,
+      onChecked: () => (pagesChecked = true),
+      onDamaged: options.onDamagedDatabase ?? (() => process.exit(1)),
+    });
     const scheme = config.tls ? "https" : "http";
     const url = `${scheme}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url, dataDir: config.dataDir, ...(config.database ? { database: config.database.display } : {}) }, "gatehouse listening");
@@ -192,5 +181,3 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
   }
 }
 
-/** SQLite's word that the file is damaged or no database (quick_check's verdict carries the same code). */
-const isDamage = (error: unknown) => ["SQLITE_CORRUPT", "SQLITE_NOTADB"].includes(String((error as { code?: unknown } | undefined)?.code));
