@@ -153,6 +153,11 @@ describe("opening a cleanly closed file", () => {
 });
 
 describe("the check beside the server", () => {
+  it("a file it cannot open is no verdict on damage: SQLite's code, and a message that says so", async () => {
+    const checking = checkDatabasePagesInBackground(join(root(), "missing.db"), new AbortController().signal);
+    await expect(checking).rejects.toMatchObject({ code: "SQLITE_CANTOPEN", message: "the pages could not be read: SQLITE_CANTOPEN" });
+  });
+
   it("passes an intact file, and ends when told to", async () => {
     const { files } = await bootstrappedDataDir(newDataDir());
     await checkDatabasePagesInBackground(files.database, new AbortController().signal);

@@ -119,8 +119,11 @@ export function checkDatabasePagesInBackground(path: string, signal: AbortSignal
       void worker.terminate();
     }, { once: true });
     worker.once("message", ({ result }: { result: string }) => (result === "ok" ? resolve() : reject(damaged(result))));
-    // An error thrown on a worker thread arrives as a plain object (a SQLite error: its code).
-    worker.once("error", (error: unknown) => reject(Object.assign(new Error(`the pages could not be read: ${String((error as { message?: unknown; code?: unknown }).message ?? (error as { code?: unknown }).code)}`), { code: (error as { code?: unknown }).code })));
+    worker.once("error", (error: unknown) => {
+      // An error thrown on a worker thread arrives as a plain object (a SQLite error: its code, and no message).
+      const { message, code } = error as { message?: unknown; code?: unknown };
+      reject(Object.assign(new Error(`the pages could not be read: ${String(message ?? code)}`), { code }));
+    });
   });
 }
 
