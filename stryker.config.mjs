@@ -23,7 +23,8 @@ export const MUTATION_GROUPS = {
 /** The groups that mutate only folders held to 90 % (score-by-folder.mjs's FOLDER_THRESHOLDS). */
 const RULE_GROUPS = new Set(["rules", "commands-a", "commands-b"]);
 
-const NOT_MUTATED = [
+/** Never mutated, in any group (`!` globs). */
+export const NOT_MUTATED = [
   // The process entry: argument parsing and signal wiring, exercised only through spawned processes (test/cli),
   // where a mutant is never active.
   "!src/main.ts",

@@ -18,6 +18,8 @@ export default mergeConfig(
       exclude: [
         ...configDefaults.exclude,
         "test/proto-docs.test.ts",
+        // The mutation tooling's own tests (scripts/mutation).
+        "test/tooling/*.test.ts",
         "test/cli/*.test.ts",
         // The bulk import's kill -9 and resume: both servers are spawned processes.
         "test/api/import-resume.test.ts",

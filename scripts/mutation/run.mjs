@@ -1,8 +1,10 @@
-// `npm run test:mutation [-- [--force] group…]`: runs Stryker for each group of stryker.config.mjs (all by default, in the
-// order rules, commands-a, commands-b, api, storage, transport, platform), then prints the score per folder over every group's report and fails
-// below the thresholds. Each group's result is written as soon as it finishes, with its incremental file.
+// `npm run test:mutation [-- [--force] group…]`: for each group of stryker.config.mjs (all by default, in the order
+// rules, commands-a, commands-b, api, storage, transport, platform), runs Stryker unless the group's committed record
+// still describes its code and tests (freshness.mjs), then prints the score per folder over every group's record and
+// fails below the thresholds. Stryker writes each group's record (its incremental file) as soon as the group finishes.
 import { spawnSync } from "node:child_process";
-import { MUTATION_GROUPS } from "../../stryker.config.mjs";
+import { MUTATION_GROUPS, NOT_MUTATED } from "../../stryker.config.mjs";
+import { staleness } from "./freshness.mjs";
 
 // `--force` re-tests every mutant of the named groups: Stryker's incremental mode sees changes to src/ and to the
 // tests themselves, not to shared test helpers (test/support), so run the affected groups with it after such a change.
@@ -16,10 +18,16 @@ for (const group of groups) {
   }
 }
 
+const recordOf = (group) => `test/mutation/${group}.incremental.json`;
 let failed = false;
 for (const group of groups) {
+  const reasons = force ? ["--force"] : staleness(process.cwd(), [...MUTATION_GROUPS[group], ...NOT_MUTATED], recordOf(group));
+  if (reasons.length === 0) {
+    console.log(`== mutation group ${group}: its record is up to date (no mutated file or covering test changed), not re-run`);
+    continue;
+  }
   const started = Date.now();
-  console.log(`\n== mutation group ${group}: ${MUTATION_GROUPS[group].join(" ")}`);
+  console.log(`\n== mutation group ${group}: ${MUTATION_GROUPS[group].join(" ")}; re-run because ${reasons.join(", ")}`);
   const run = spawnSync("npx", ["stryker", "run", ...(force ? ["--force"] : [])], {
     stdio: "inherit",
     env: { ...process.env, GATEHOUSE_MUTATION_GROUP: group },
@@ -28,6 +36,7 @@ for (const group of groups) {
   if (run.status !== 0) failed = true;
 }
 
-const reports = Object.keys(MUTATION_GROUPS).map((group) => `reports/mutation/${group}.json`);
-const score = spawnSync("node", ["scripts/mutation/score-by-folder.mjs", ...reports], { stdio: "inherit" });
+// The records, not the HTML/JSON reports: they are committed, so the score of a clean clone is the score of its code.
+const records = Object.keys(MUTATION_GROUPS).map(recordOf);
+const score = spawnSync("node", ["scripts/mutation/score-by-folder.mjs", ...records], { stdio: "inherit" });
 process.exit(failed || score.status !== 0 ? 1 : 0);

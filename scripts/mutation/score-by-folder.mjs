@@ -1,6 +1,7 @@
-// Prints the mutation score per folder of src/ from Stryker's JSON report and fails (exit 1) when a folder that
-// holds the server's rules, or all of src/, scores below its threshold (issue 11). Stryker's own `thresholds.break` guards
-// each group of rule folders as its run ends (stryker.config.mjs); the total over all groups is only known here.
+// Prints the mutation score per folder of src/ from Stryker's JSON reports (or its incremental files, which hold the
+// same statuses) and fails (exit 1) when a folder that holds the server's rules, or all of src/, scores below its
+// threshold (issue 11). Stryker's own `thresholds.break` guards each group of rule folders as its run ends
+// (stryker.config.mjs); the total over all groups is only known here.
 // The score is Stryker's: killed + timed out over every valid mutant (survived and not covered count against it;
 // ignored, static-ignored and compile errors do not count at all).
 import { existsSync, readFileSync } from "node:fs";
@@ -21,7 +22,7 @@ const tally = (key, status) => {
   folders.set(key, entry);
 };
 const missing = REPORTS.filter((path) => !existsSync(path));
-if (missing.length > 0) console.error(`no report yet for: ${missing.join(", ")} (run their groups)`);
+if (missing.length > 0) console.error(`no result yet in: ${missing.join(", ")} (run their groups)`);
 const files = REPORTS.filter((path) => existsSync(path)).flatMap((path) => Object.entries(JSON.parse(readFileSync(path, "utf8")).files));
 for (const [file, { mutants }] of files) {
   const path = file.replace(/^.*?(?=src\/)/, "");
@@ -47,7 +48,7 @@ for (const [folder, counts] of rows) {
     `${folder.padEnd(20)} ${value.toFixed(2).padStart(6)}% ${String(counts.detected).padStart(7)} ${String(counts.undetected).padStart(7)} ${String(counts.ignored).padStart(8)}  ${verdict}`,
   );
 }
-if (missing.length > 0) failures.push(`missing reports: ${missing.join(", ")}`);
+if (missing.length > 0) failures.push(`missing results: ${missing.join(", ")}`);
 if (failures.length > 0) {
   console.error(`mutation score below threshold: ${failures.join("; ")}`);
   process.exit(1);
