@@ -41,8 +41,9 @@ export function createObserveInterceptor(logger: Logger, metrics: Metrics): Inte
           procedure,
           protocol: protocolOf(req.header.get("content-type")),
           code: labels.code,
-          // A failed call's stable reason (its ErrorInfo), so the line says why without the message.
-          ...(reason === undefined ? {} : { reason }),
+          // A failed call's stable reason (its ErrorInfo), so the line says why without the message (pino leaves out
+          // a key whose value is undefined, as it does the caller of an unauthenticated call).
+          reason,
           durationMs: Math.round(seconds * 1e6) / 1e3,
           caller: req.contextValues.get(principalKey)?.userId,
         },
