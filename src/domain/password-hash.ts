@@ -13,6 +13,7 @@ export function schemeOf(parsed: ImportedHash): string {
  * lower what it costs an attacker. Parallelism is not strength (it splits the same memory), so it is not compared.
  */
 function needsRehash(parsed: ImportedHash, version19: boolean): boolean {
+  // Stryker disable next-line ConditionalExpression: only an argon2 hash has a variant, so the variant's check alone excludes every other scheme (the scheme's is there for the type)
   if (parsed.scheme !== "argon2" || parsed.variant !== "argon2id" || !version19) return true;
   return parsed.memoryKiB < ARGON2ID_DEFAULT.memoryKiB || parsed.iterations < ARGON2ID_DEFAULT.iterations;
 }
