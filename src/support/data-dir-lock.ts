@@ -76,8 +76,8 @@ function readPid(path: string): number | undefined {
   try {
     // parseInt skips the leading blanks and stops at the newline.
     const pid = Number.parseInt(readFileSync(path, "utf8"), 10);
+    // Stryker disable BlockStatement: the catch below: an empty one returns undefined as well (a range: Stryker reads only a comment that leads a statement, and none leads a `catch`/`finally`)
     return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
-    // Stryker disable next-line BlockStatement: an empty catch returns undefined as well
   } catch {
     return undefined;
   }

@@ -131,8 +131,8 @@ export function createNodeAdapter(options: NodeAdapterOptions): NodeHandler {
         if (!res.headersSent && !res.destroyed) {
           const { status, body } = internalErrorBody(requestId);
           res.writeHead(status, { "content-type": "application/json" });
+          // Stryker disable ConditionalExpression: the `else if` below is equivalent here: the adapter's write fails only before the response ended, so an ended one is never destroyed either way (a range: Stryker reads only a comment that leads a statement, and none leads a `catch`/`finally`)
           res.end(JSON.stringify(body));
-          // Stryker disable next-line ConditionalExpression: equivalent here: the adapter's write fails only before the response ended, so an ended one is never destroyed either way
         } else if (!res.writableEnded) res.destroy();
       });
   };
