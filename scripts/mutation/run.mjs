@@ -1,6 +1,6 @@
 // `npm run test:mutation [-- [--force] group…]`: runs Stryker for the named groups of stryker.config.mjs, or for each
-// group (in the order of MUTATION_GROUPS: rules, commands-a, commands-b, api, rest, queries, server, storage, transport,
-// platform) whose committed record no longer describes its code and tests (freshness.mjs), then prints the score per
+// group (in the order of MUTATION_GROUPS: rules, commands-a, commands-b, api, rest, queries, server, store, support,
+// transport, platform) whose committed record no longer describes its code and tests (freshness.mjs), then prints the score per
 // folder over every group's record and fails below the thresholds. Stryker writes each group's record (its incremental
 // file) as soon as the group finishes.
 import { spawnSync } from "node:child_process";
