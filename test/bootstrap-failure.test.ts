@@ -1,15 +1,21 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ensureBootstrapped } from "../src/bootstrap.js";
 import { DomainError } from "../src/domain/errors.js";
+import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
+import { systemClock } from "../src/support/clock.js";
+import { createIdGenerator } from "../src/support/ids.js";
+import { createLogger } from "../src/support/logger.js";
 import { useTestServer } from "./support/server.js";
 
 /**
- * A bootstrap that fails while no instance exists did not lose a race to another replica (src/bootstrap.ts): the
- * start fails with that failure, and no admin token is left behind. Here against a running server's store, made to
- * show an empty database and to refuse the bootstrap's commit.
+ * A bootstrap that fails did not lose a race to another replica unless another instance exists and its own commit did
+ * not happen (src/bootstrap.ts): otherwise the start fails with that failure. Against a running server's store made
+ * to show an empty database and to refuse the commit, and against a fresh database whose token file cannot be put in
+ * place after the commit.
  */
 const t = useTestServer();
 
@@ -35,6 +41,29 @@ describe("a bootstrap that fails with no instance in the database", () => {
       expect(existsSync(join(dir, "admin.pat"))).toBe(false);
       expect(readdirSync(dir)).toEqual([]);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("a bootstrap whose own commit went through but whose token file could not be put in place", () => {
+  it("fails with that error, not as a race lost to another replica (whose instance it would then find)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gatehouse-bootstrap-"));
+    const store = createSqliteStore({ path: join(dir, "gatehouse.db"), synchronous: "NORMAL", busyTimeoutMs: 1000 });
+    try {
+      // A non-empty directory where the token file goes: the rename after the commit fails.
+      const tokenPath = join(dir, "admin.pat");
+      mkdirSync(tokenPath);
+      writeFileSync(join(tokenPath, "occupied"), "");
+      const deps = { store, clock: systemClock, ids: createIdGenerator(), masterKey: randomBytes(32), externalUrl: "https://iam.example.com" };
+      const outcome = await ensureBootstrapped(deps, tokenPath, createLogger("silent")).then(
+        () => "started",
+        (error: unknown) => error,
+      );
+      expect(outcome).toMatchObject({ code: expect.stringMatching(/^(EISDIR|ENOTEMPTY|EEXIST)$/) });
+      expect(await store.getInstance()).toBeDefined();
+    } finally {
+      await store.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });
