@@ -4,7 +4,7 @@
 // would reach the same statuses, but only after a dry run of the whole suite (minutes per group on two cores).
 //
 // The record is reused only when Stryker itself would reuse every mutant in it:
-// - every file the group mutates today has the source recorded (a file with runtime code and no record is new);
+// - every file the group mutates today has the source recorded (a file with mutants and no record is new);
 // - no recorded file has gone;
 // - every test that killed a mutant, or covered one that was not killed, is in a test file whose source is unchanged.
 // Stryker does not reuse a mutant in those cases either. One difference, in the conservative direction: Stryker
@@ -13,7 +13,7 @@
 // helpers (test/support) or configuration change: run the affected groups with `--force` after such a change.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import ts from "typescript";
+import { Instrumenter } from "@stryker-mutator/instrumenter";
 
 /** A glob of stryker.config.mjs (`**`, `*`, `[a-o]`) as a regular expression over paths with `/`. */
 export function globToRegExp(glob) {
@@ -51,10 +51,17 @@ export function mutatedFiles(root, globs) {
   );
 }
 
-/** A file whose compiled JavaScript is empty (types and interfaces only) has no mutants, so Stryker records nothing. */
-function hasRuntimeCode(source) {
-  const { outputText } = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext } });
-  return outputText.replace(/\/\/.*$/gm, "").replace(/export\s*\{\s*\};?/g, "").trim() !== "";
+const quiet = () => false;
+const silent = () => undefined;
+const logger = { isTraceEnabled: quiet, isDebugEnabled: quiet, isInfoEnabled: quiet, isWarnEnabled: quiet, isErrorEnabled: quiet, isFatalEnabled: quiet, trace: silent, debug: silent, info: silent, warn: silent, error: silent, fatal: silent };
+
+/**
+ * Whether Stryker finds anything to mutate in a file: it records no file without mutants (types only, or constants
+ * `as const`), so only its own instrumenter can tell such a file from a new one it has not seen.
+ */
+async function hasMutants(path, source) {
+  const result = await new Instrumenter(logger).instrument([{ name: path, content: source, mutate: true }], { plugins: null, excludedMutations: [], ignorers: [], noHeader: true });
+  return result.mutants.length > 0;
 }
 
 const read = (root, path) => (existsSync(join(root, path)) ? readFileSync(join(root, path), "utf8") : undefined);
@@ -63,7 +70,7 @@ const read = (root, path) => (existsSync(join(root, path)) ? readFileSync(join(r
  * Why the record at recordPath does not describe the group's files and tests under root any more: an empty list when
  * it does. Each reason names a file; the list stops being useful past a few, so it is cut at `limit`.
  */
-export function staleness(root, globs, recordPath, limit = 5) {
+export async function staleness(root, globs, recordPath, limit = 5) {
   if (!existsSync(recordPath)) return ["no record yet"];
   const record = JSON.parse(readFileSync(recordPath, "utf8"));
   const reasons = [];
@@ -72,7 +79,7 @@ export function staleness(root, globs, recordPath, limit = 5) {
     const entry = record.files[path];
     const source = read(root, path);
     if (entry === undefined) {
-      if (hasRuntimeCode(source)) reasons.push(`${path} is new`);
+      if (await hasMutants(path, source)) reasons.push(`${path} is new`);
     } else if (entry.source !== source) reasons.push(`${path} changed`);
   }
   for (const path of Object.keys(record.files)) {

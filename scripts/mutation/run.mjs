@@ -28,7 +28,7 @@ for (const group of groups) {
     ? ["--force"]
     : requested.length > 0
       ? ["it was asked for"]
-      : staleness(process.cwd(), [...MUTATION_GROUPS[group], ...NOT_MUTATED], recordOf(group));
+      : await staleness(process.cwd(), [...MUTATION_GROUPS[group], ...NOT_MUTATED], recordOf(group));
   if (reasons.length === 0) {
     console.log(`== mutation group ${group}: its record is up to date (no mutated file or covering test changed), not re-run`);
     continue;
