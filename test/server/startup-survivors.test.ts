@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startGatehouse } from "../../src/app.js";
 import { dataFiles, loadConfig } from "../../src/config.js";
 import { StartupError } from "../../src/startup/startup-error.js";
+import { DataDirLockedError } from "../../src/support/data-dir-lock.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { Clients } from "../support/clients.js";
 import { LogCapture, startTestServer } from "../support/server.js";
@@ -76,6 +77,25 @@ describe("a start that fails", () => {
     writeFileSync(keyFile, key, { mode: 0o600 });
     const second = await startTestServer({ dataDir });
     await second.stop();
+  });
+
+  it("on a SQLite data dir another server holds: refused as locked, and the running server keeps its database", async () => {
+    const dataDir = scratch();
+    const first = await startTestServer({ dataDir });
+    try {
+      const failed = await startGatehouse({ config: configFor(dataDir, 0), logDestination: new LogCapture() }).then(
+        () => expect.fail("a second server started on a data dir in use"),
+        (error: unknown) => error,
+      );
+      expect(failed).toBeInstanceOf(DataDirLockedError);
+      expect((failed as Error).message).toContain(dataDir);
+      expect((failed as Error).message).toContain(String(process.pid));
+      // The refused start took nothing from the first: it still answers.
+      const health = await fetch(`${first.url}/healthz`);
+      expect(health.status).toBe(200);
+    } finally {
+      await first.stop();
+    }
   });
 });
 

@@ -195,6 +195,16 @@ describe("the check beside the server", () => {
     expect(existsSync(`${damaged.files.database}-closed`)).toBe(false);
   });
 
+  it("a server that read every page before it answered (no marker at its start) leaves a marker when it stops", async () => {
+    const { dataDir, files } = await bootstrappedDataDir(newDataDir());
+    // As after a crash: no marker, so the start reads the pages first and nothing is left to check beside the server.
+    takeCleanClose(files.database);
+    expect(existsSync(`${files.database}-closed`)).toBe(false);
+    const server = await startOn(dataDir, new LogCapture(), () => expect.fail("an intact file was found damaged"));
+    await server.close();
+    expect(existsSync(`${files.database}-closed`)).toBe(true);
+  });
+
   it("a page read before the server answers (the master key's probe) that is damaged fails the start with the corrupted-file line, and gives the data dir back", async () => {
     const { dataDir, files } = await bootstrappedDataDir(newDataDir());
     damagePages(files.database, "master_key_probe", 1);
@@ -205,6 +215,8 @@ describe("the check beside the server", () => {
     );
     expect(failed).toBeInstanceOf(StartupError);
     expect((failed as Error).message).toMatch(/is corrupted .*restore it from a backup/);
+    // SQLite's own error stays attached (main.ts prints one line; the debug log and a debugger get the rest).
+    expect((failed as Error).cause).toMatchObject({ code: expect.stringMatching(/^SQLITE_CORRUPT/) });
     expect(existsSync(join(dataDir, "gatehouse.lock"))).toBe(false);
   });
 
