@@ -3,6 +3,7 @@ import type { Deps } from "./context.js";
 import { issueToken } from "./domain/token.js";
 import { withPrivateFileAround } from "./support/files.js";
 import type { Logger } from "./support/logger.js";
+import { StartupError } from "./startup/startup-error.js";
 
 /**
  * On an empty database: creates the instance, first organization and admin, and writes the admin's
@@ -30,8 +31,13 @@ export async function ensureBootstrapped(deps: Deps, tokenPath: string, logger: 
       return bootstrapped;
     });
   } catch (error) {
-    // Only a bootstrap that did not commit can have lost the race; a failure after this one committed is its own.
-    const winner = committed ? undefined : await deps.store.getInstance();
+    // Only a bootstrap that did not commit can have lost the race; a failure after this one committed is its own: the
+    // instance and its admin exist, and only the token file is missing, which `gatehouse recover-admin` writes anew.
+    if (committed) {
+      const reason = (error as { code?: unknown }).code ?? (error as Error).message;
+      throw new StartupError(`the instance was created, but its admin token could not be written to ${tokenPath} (${String(reason)}): fix that, then run gatehouse recover-admin for a new token`, { cause: error });
+    }
+    const winner = await deps.store.getInstance();
     if (!winner) throw error;
     logger.info({ instanceId: winner.id }, "another replica bootstrapped the instance at the same time; its admin token is in that replica's data dir");
     return;

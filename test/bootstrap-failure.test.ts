@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ensureBootstrapped } from "../src/bootstrap.js";
 import { DomainError } from "../src/domain/errors.js";
+import { StartupError } from "../src/startup/startup-error.js";
 import { createSqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { systemClock } from "../src/support/clock.js";
 import { createIdGenerator } from "../src/support/ids.js";
@@ -60,7 +61,13 @@ describe("a bootstrap whose own commit went through but whose token file could n
         () => "started",
         (error: unknown) => error,
       );
-      expect(outcome).toMatchObject({ code: expect.stringMatching(/^(EISDIR|ENOTEMPTY|EEXIST)$/) });
+      // The operator is told what happened and what to run once the path is fixed; the system's error is the cause.
+      expect(outcome).toBeInstanceOf(StartupError);
+      expect((outcome as Error).message).toMatch(/^the instance was created, but its admin token could not be written to /);
+      expect((outcome as Error).message).toContain(tokenPath);
+      expect((outcome as Error).message).toContain("gatehouse recover-admin");
+      expect((outcome as Error).message).toMatch(/\((EISDIR|ENOTEMPTY|EEXIST)\)/);
+      expect((outcome as Error).cause).toMatchObject({ code: expect.stringMatching(/^(EISDIR|ENOTEMPTY|EEXIST)$/) });
       expect(await store.getInstance()).toBeDefined();
     } finally {
       await store.close();
