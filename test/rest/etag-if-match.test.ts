@@ -33,7 +33,7 @@ beforeAll(async () => {
 interface SpecBody {
   code: number;
   message: string;
-  details: { "@type": string; reason?: string; metadata?: Record<string, string>; fieldViolations?: { field: string; description: string }[] }[];
+  details: { "@type": string; reason?: string; metadata?: Record<string, string>; fieldViolations?: { field: string; description: string; reason?: string }[] }[];
 }
 
 async function rest(method: string, path: string, options: { body?: unknown; ifMatch?: string } = {}) {
@@ -53,7 +53,8 @@ async function rest(method: string, path: string, options: { body?: unknown; ifM
 }
 
 const errorInfo = (body: SpecBody) => body.details.find((d) => d["@type"] === "type.googleapis.com/google.rpc.ErrorInfo");
-const violations = (body: SpecBody) => body.details.flatMap((d) => d.fieldViolations ?? []);
+/** The field violations of the body's google.rpc.BadRequest (API.md: the SPEC body's details carry their type URL). */
+const violations = (body: SpecBody) => body.details.filter((d) => d["@type"] === "type.googleapis.com/google.rpc.BadRequest").flatMap((d) => d.fieldViolations ?? []);
 
 /** One object with a GET and a PUT route. */
 interface Resource {
@@ -146,6 +147,7 @@ describe("a malformed If-Match", () => {
       expect(errorInfo(refused.spec)?.reason).toBe("request.invalid");
       expect(violations(refused.spec).map((v) => v.field)).toEqual(["If-Match"]);
       expect(violations(refused.spec)[0]!.description).not.toBe("");
+      expect(violations(refused.spec)[0]!.reason).toBe("header.if_match");
       expect((await rest("GET", "/v1/smtp")).etag).toBe(read.etag);
     },
   );
