@@ -15,8 +15,7 @@ export async function reimportedPasswordHash(user: UserRow, checked: CheckedHuma
   const { password, hashedPassword } = checked.input;
   if (hashedPassword !== undefined) return hashedPassword === user.passwordHash ? undefined : hashedPassword;
   if (!password) return undefined;
-  // (Without a stored hash the verifier would refuse to read one, which counts as another password too: the check only
-  // saves that call, so its `true` mutant is equivalent.)
+  // Stryker disable next-line ConditionalExpression: without a stored hash the verifier would refuse to read one, which counts as another password too: the check only saves that call
   if (user.passwordHash !== null && (await isStoredPassword(user.passwordHash, password, signal))) return undefined;
   return hashImportedPassword(password, signal);
 }
@@ -55,6 +54,7 @@ export function reimportOf(user: UserRow, checked: CheckedHumanUser, externalId:
     id: user.id,
     fields,
     activate,
+    // Stryker disable next-line ConditionalExpression: the store sets a hash only when the write has one (an undefined hash is none)
     ...(passwordHash !== undefined ? { passwordHash } : {}),
     ...(adoptsExternalId ? { externalId } : {}),
   };
@@ -70,6 +70,7 @@ export function reimportOf(user: UserRow, checked: CheckedHumanUser, externalId:
     payload: {
       via: "import",
       ...Object.fromEntries(changed.filter((name) => name !== "emailKey").map((name) => [name, fields[name]])),
+      // Stryker disable next-line OptionalChaining: a new hash without a plain password is the imported one, so checked.imported is there
       ...(passwordHash !== undefined ? { password: input.password ? "set" : `imported:${checked.imported?.scheme}` } : {}),
       ...(adoptsExternalId ? { externalId } : {}),
       ...(activate ? { state: "active" } : {}),

@@ -153,6 +153,10 @@ describe("UPDATE", () => {
     for (const mode of [OnConflict.UPDATE, OnConflict.SKIP]) {
       expect(await importOne(importedUser(fresh("new-name"), {}, `src-${name}`), mode)).toMatchObject({ outcome: "failed", code: "failed_precondition", reason: "import.user_name_differs" });
     }
+    // The answer names the user it found, by id and by user name, so the file can be put right.
+    const [differs] = (await users().importHumanUsersBatch({ users: [importedUser(fresh("other-name"), {}, `src-${name}`)], onConflict: OnConflict.UPDATE })).results;
+    expect(differs?.error?.errorInfo?.metadata).toEqual({ userId });
+    expect(differs?.error?.message).toContain(`(${name})`);
     expect((await users().getUser({ userId })).user?.userName).toBe(name);
   });
 
@@ -178,6 +182,18 @@ describe("UPDATE", () => {
     // The foreign user is untouched.
     const listed = await users("connect-json-http1", otherOrgId).listUsers({ userName: foreign });
     expect(listed.users[0]?.type.case === "human" && listed.users[0].type.value.profile?.firstName).toBe("F");
+  });
+
+  it("never acts on another organization's user, even one imported there under the same user name and external id", async () => {
+    const name = fresh("twin");
+    const theirs = resultShape((await users("connect-json-http1", otherOrgId).importHumanUsersBatch({ users: [importedUser(name, {}, `src-${name}`)] })).results[0]!);
+    expect(theirs.outcome).toBe("created");
+    for (const mode of [OnConflict.SKIP, OnConflict.UPDATE]) {
+      const ours = await importOne(importedUser(name, { profile: { firstName: "Not", lastName: "Theirs" } }, `src-${name}`), mode);
+      expect(ours).toMatchObject({ outcome: "failed", code: "already_exists", reason: "user.already_exists" });
+    }
+    const { user } = await users("connect-json-http1", otherOrgId).getUser({ userId: theirs.userId! });
+    expect(user?.type.case === "human" && user.type.value.profile?.firstName).not.toBe("Not");
   });
 
   it("answers a user named twice in one message with the conflict mode: the second meets the first", async () => {

@@ -57,6 +57,12 @@ describe("UPDATE keeps a verification only for the same address", () => {
 
     expect(await update(importedUser(name, { phone: { phone: "+41 44 668 18 01" } }))).toMatchObject({ outcome: "updated" });
     expect((await human(userId!)).phone).toEqual(expect.objectContaining({ phone: "+41446681801", isPhoneVerified: false }));
+    // The same number again, unverified: an unverified number does not become verified by being sent twice.
+    expect(await update(importedUser(name, { phone: { phone: "+41 44 668 18 01" }, profile: { firstName: "Again", lastName: "Unverified" } }))).toMatchObject({ outcome: "updated" });
+    expect((await human(userId!)).phone).toEqual(expect.objectContaining({ phone: "+41446681801", isPhoneVerified: false }));
+    // A number the file marks verified is verified, new or not.
+    expect(await update(importedUser(name, { phone: { phone: "+41 44 668 18 01", isPhoneVerified: true } }))).toMatchObject({ outcome: "updated" });
+    expect((await human(userId!)).phone).toEqual(expect.objectContaining({ phone: "+41446681801", isPhoneVerified: true }));
 
     expect(await update(importedUser(name))).toMatchObject({ outcome: "updated" });
     expect((await human(userId!)).phone).toBeUndefined();

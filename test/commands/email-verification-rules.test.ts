@@ -119,6 +119,15 @@ describe("VerifyEmail when another attempt lands between reading the code and re
     expect((await eventTypesOf(t, "user", userId)).filter((type) => type.startsWith("user.email.verif"))).toEqual(Array(5).fill("user.email.verification.failed"));
   });
 
+  it("the right code is email_code.invalid when a new code replaced it meanwhile (ResendEmailCode), not exhausted", async () => {
+    const { userId, code } = await unverifiedUser({ password: "Sup3r-secret!" });
+    // This attempt reads the code, then a new one is sent: the code it read is no longer the user's.
+    const deps = interleavedDeps(t, async () => void (await users().resendEmailCode({ userId })));
+    const error = await verifyEmail(deps, caller, { userId, verificationCode: code }).catch((e: unknown) => e);
+    expect(typed(error as never)).toEqual({ kind: "invalid_argument", reason: "email_code.invalid", metadata: {} });
+    expect(emailVerified(await userOf(userId))).toBe(false);
+  });
+
   it("a store failure (the database is busy) is answered as that failure, not as email_code.exhausted, and the code stays usable", async () => {
     const { userId, code } = await unverifiedUser({ password: "Sup3r-secret!" });
     const deps = busyDeps(t, async () => undefined);

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { IdentityProviderService } from "../../gen/gatehouse/admin/v1/identity_provider_pb.js";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
-import { createHumanUser, type CreateHumanUserInput, otpSecretContext } from "../../src/commands/human-user.js";
+import { createHumanUser, type CreateHumanUserInput, lookUpForHumanUsers, otpSecretContext } from "../../src/commands/human-user.js";
 import type { Caller, Deps } from "../../src/context.js";
 import type { DomainError } from "../../src/domain/errors.js";
 import type { PasswordPolicy } from "../../src/domain/password-policy.js";
@@ -71,6 +71,12 @@ describe("the password of a new user", () => {
     const lax = { minLength: 4, requireUppercase: false, requireLowercase: false, requireDigit: false, requireSymbol: false };
     const { userId } = await createHumanUser(withPolicy(lax), caller, human({ password: "easy" }));
     expect((await users().getUser({ userId })).user?.userId).toBe(userId);
+  });
+
+  it("of any user of a batch (an import) is checked against the stored policy, even when the others bring none", async () => {
+    const strict = { minLength: 20, requireUppercase: true, requireLowercase: true, requireDigit: true, requireSymbol: true };
+    const lookups = await lookUpForHumanUsers(withPolicy(strict), caller.principal.instanceId, orgId, [human(), human({ password: "Sup3r-secret!" })]);
+    expect(lookups.passwordPolicy).toEqual(strict);
   });
 
   it("is checked against the default policy (8 characters, upper, lower, digit, symbol) when the instance has none stored", async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isStoredPassword } from "../../src/commands/import-passwords.js";
+import { closeImportedHashVerifier } from "../../src/support/password-verify/verify.js";
 import { BCRYPT_HASH } from "../support/import.js";
 
 /**
@@ -15,6 +16,15 @@ describe("a re-imported plain password against the stored hash", () => {
   it("counts a stored value the verifier cannot read as another password (the new one replaces it), not as a failure of the import", async () => {
     expect(await isStoredPassword("$2b$04$not-a-bcrypt-hash", "Analytical-Engine-1843")).toBe(false);
     expect(await isStoredPassword("plain text", "plain text")).toBe(false);
+  });
+
+  it("is not answered, true or false, when the verification itself fails (the verifier shut down under it): that failure is", async () => {
+    // Cost 14: the verification is still running, for a second or so, when the verifier shuts down.
+    const answer = isStoredPassword(BCRYPT_HASH.replace(/^\$2b\$\d\d\$/, "$2b$14$"), "Analytical-Engine-1843");
+    await closeImportedHashVerifier();
+    await expect(answer).rejects.toMatchObject({ kind: "unavailable", reason: "password_verify.closed" });
+    // A later verification starts a fresh verifier.
+    expect(await isStoredPassword(BCRYPT_HASH, "Analytical-Engine-1843")).toBe(true);
   });
 
   it("is not answered for a call that is over: the verification never runs", async () => {

@@ -6,6 +6,8 @@ import { UserService, UserState } from "../../gen/gatehouse/admin/v1/user_pb.js"
 import { initializeUserWithCode } from "../../src/commands/initialize-user.js";
 import { pendingCode } from "../../src/queries/pending-code.js";
 import type { Deps } from "../../src/context.js";
+import type { PasswordPolicy } from "../../src/domain/password-policy.js";
+import type { Store } from "../../src/store/store.js";
 import { DomainError } from "../../src/domain/errors.js";
 import { failure } from "../support/errors.js";
 import { eventsOf } from "../support/login-client.js";
@@ -61,6 +63,34 @@ const newUserEmail = async (userId: string) => {
   return user.type.case === "human" ? user.type.value.email?.email : undefined;
 };
 const refusal = async (promise: Promise<unknown>) => typed((await promise.then(() => undefined, (e: unknown) => e)) as DomainError);
+
+/** The server's deps, with a store whose instance and password policy read as given. */
+function withStored(stored: { instance?: "none"; policy?: PasswordPolicy }): Deps {
+  const store = new Proxy(deps().store, {
+    get(target, property, receiver) {
+      if (property === "getInstance" && stored.instance === "none") return async () => undefined;
+      if (property === "getPasswordPolicy" && stored.policy) return async () => stored.policy;
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  }) as Store;
+  return { ...deps(), store };
+}
+
+describe("the first password an init code sets", () => {
+  it("is checked against the instance's stored password policy, not a built-in one", async () => {
+    const { userId, initCode } = await newUser();
+    const strict = { minLength: 20, requireUppercase: true, requireLowercase: true, requireDigit: true, requireSymbol: true };
+    const error = await initializeUserWithCode(withStored({ policy: strict }), { userId, code: initCode, password: GOOD }).catch((e: unknown) => e as DomainError);
+    expect(typed(error as DomainError)).toMatchObject({ kind: "invalid_argument", reason: "password.policy" });
+    expect((error as DomainError).violations.map((v) => v.rule)).toEqual(["password.policy.min_length"]);
+  });
+
+  it("is checked against the default policy while no instance is stored", async () => {
+    const error = await initializeUserWithCode(withStored({ instance: "none" }), { userId: "any", code: "any", password: "lowercase-only" }).catch((e: unknown) => e as DomainError);
+    expect((error as DomainError).violations.map((v) => v.rule)).toEqual(["password.policy.uppercase", "password.policy.digit"]);
+  });
+});
 
 describe("a right init code", () => {
   it("sets the password (argon2id, no change required), verifies the email the mail went to, makes the user ACTIVE — one commit, acted by the user", async () => {
@@ -221,6 +251,7 @@ describe("an address change while the set-password invitation is pending (the in
     await users().setEmail({ userId, email: `moved-${n}@example.com` });
     expect(await refusal(initializeUserWithCode(deps(), { userId, code: initCode, password: GOOD }))).toMatchObject({ reason: "init_code.invalid" });
     const mail = (await lastMailTo(t.server, `moved-${n}@example.com`))!;
+    expect(mail.template).toBe("user.initialization");
     expect(mail.subject).toMatch(/new account/i);
     const moved = initCodeIn(mail.text);
     expect(moved).toBeDefined();
