@@ -535,29 +535,31 @@ describe("an update that changes nothing", () => {
   });
 
   it.each([
-    ["UpdateProject", async () => {
+    ["UpdateProject", "project", async () => {
       const project = await newProject("grpc-h2c");
       const { name } = await project.snapshot();
       return { read: project.read, call: (expectedSequence: bigint) => project.projects.updateProject({ projectId: project.projectId, name, expectedSequence }) };
     }],
-    ["UpdateProjectGrant", async () => {
+    ["UpdateProjectGrant", "project.grant", async () => {
       const grant = await newGrant("grpc-web-http1");
       return { read: grant.read, call: (expectedSequence: bigint) => grant.projects.updateProjectGrant({ ...grant.ids, roleKeys: [], expectedSequence }) };
     }],
-    ["UpdateIdentityProvider", async () => {
+    ["UpdateIdentityProvider", "idp", async () => {
       const idp = await newIdentityProvider("connect-json-http1");
       const { name, stylingType, autoRegister } = await idp.snapshot();
       return { read: idp.read, call: (expectedSequence: bigint) => idp.idps.updateIdentityProvider({ idpId: idp.idpId, name, stylingType, autoRegister, expectedSequence }) };
     }],
-    ["UpdateSmtpConfig", async () => {
+    ["UpdateSmtpConfig", "smtp", async () => {
       const config = await newSmtpConfig("grpc-h2c");
       return { read: config.read, call: (expectedSequence: bigint) => config.smtp.updateSmtpConfig({ ...config.settings, senderName: "OCC", expectedSequence }) };
     }],
-  ])("%s as well", async (_rpc, make) => {
+  ])("%s as well (the message names the %s that changed)", async (_rpc, what, make) => {
     const subject = await make();
     const read = await subject.read();
     expect((await subject.call(read)).details!.sequence).toBe(read);
-    expect(await failure(subject.call(read + 1n))).toMatchObject({ reason: "concurrent_modification", metadata: { current_sequence: String(read) } });
+    const error = await failure(subject.call(read + 1n));
+    expect(error).toMatchObject({ reason: "concurrent_modification", metadata: { current_sequence: String(read) } });
+    expect(error.message).toContain(`the ${what} changed since sequence ${read + 1n}`);
   });
 });
 
