@@ -74,7 +74,6 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     // PostgreSQL: replicas share the database and the key (from configuration); the data dir keeps only this process's
     // files (mail copies, admin.pat), so it is not locked.
     const keyFile = config.masterKeyFile ?? files.masterKey;
-    // Stryker disable next-line ConditionalExpression: locking a PostgreSQL replica's data dir too is refused by test/postgres/database-url-secret-and-shared-dir.test.ts (two replicas on one dir), which needs a PostgreSQL server, outside the mutation run
     if (!config.database) lock = lockDataDir(config.dataDir);
     const masterKey = config.database ? loadSharedMasterKey(keyFile) : loadMasterKey(keyFile, files.database);
     const metrics = createMetrics();
@@ -148,8 +147,15 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     });
     const scheme = config.tls ? "https" : "http";
     const url = `${scheme}://${config.host.includes(":") ? `[${config.host}]` : config.host}:${port}`;
-    // Stryker disable next-line ObjectLiteral: the database's field is PostgreSQL's (test/postgres/database-url-secret-and-shared-dir.test.ts reads it), outside the mutation run
-    logger.info({ url, dataDir: config.dataDir, ...(config.database ? { database: config.database.display } : {}) }, "gatehouse listening");
+    logger.info(
+      {
+        url,
+        dataDir: config.dataDir,
+        // Stryker disable next-line ObjectLiteral: the database's field is PostgreSQL's (test/postgres/database-url-secret-and-shared-dir.test.ts reads it), outside the mutation run
+        ...(config.database ? { database: config.database.display } : {}),
+      },
+      "gatehouse listening",
+    );
     const heldLock = lock;
     return {
       url,

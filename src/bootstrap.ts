@@ -35,7 +35,7 @@ export async function ensureBootstrapped(deps: Deps, tokenPath: string, logger: 
     // instance and its admin exist, and only the token file is missing, which `gatehouse recover-admin` writes anew.
     if (committed) {
       const reason = (error as { code?: unknown }).code ?? (error as Error).message;
-      throw new StartupError(`the instance was created, but its admin token could not be written to ${tokenPath} (${String(reason)}): fix that, then run gatehouse recover-admin for a new token`, { cause: error });
+      throw new StartupError(`the instance was created, but its admin token could not be written to ${tokenPath} (${String(reason)}): fix that, then run gatehouse recover-admin (with this --data-dir) for a new token`, { cause: error });
     }
     const winner = await deps.store.getInstance();
     if (!winner) throw error;

@@ -106,7 +106,8 @@ function createFallback(
         res.end(JSON.stringify(body));
       },
       (error: unknown) => {
-        // Stryker disable next-line ConditionalExpression: the REST gateway answers every error a request can cause with its typed error, so only an abandoned request (the client left) comes here in tests
+        // (The REST gateway answers every error a request can cause with its typed error, so only an abandoned request
+        // comes here in tests: the `true` mutant survives, its `false` sibling does not.)
         if (error instanceof RequestAbandonedError) {
           // Stryker disable next-line MethodExpression,OptionalChaining: the path is cut short in the log line only, which no test reads
           logger.info({ requestId, path: path?.slice(0, 200) }, error.message);
@@ -246,7 +247,7 @@ export function createServer(options: ServerOptions): GatehouseServer {
       // Stops Node's timeout checks; it reports "not running" because it never listened, as expected.
       http1.close(() => undefined);
       const deadline = Date.now() + timeoutMs;
-      // Stryker disable next-line EqualityOperator: `<=` only adds one 20 ms round at the deadline's very millisecond
+      // (`<=` would only add one 20 ms round at the deadline's very millisecond: that mutant survives.)
       while ((http1Connections.open > 0 || http2Sessions.size > 0) && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }

@@ -55,7 +55,7 @@ export async function lookUpForHumanUsers(deps: Deps, instanceId: string, orgId:
   const identityProviders = new Map<string, IdentityProviderRow>();
   for (const configId of new Set(inputs.flatMap((input) => input.idps.map((link) => link.configId)))) {
     const idp = await deps.store.findIdentityProviderById(configId);
-    // Stryker disable next-line ConditionalExpression: an absent id and one mapped to undefined read the same with get
+    // (An absent id and one mapped to undefined read the same with get: the `true` mutant is equivalent.)
     if (idp) identityProviders.set(configId, idp);
   }
   return { instanceId, orgId, passwordPolicy, identityProviders };

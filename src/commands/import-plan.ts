@@ -77,8 +77,8 @@ type Conflict = { kind: "none" } | { kind: "same"; user: UserRow; byExternalId: 
  */
 function conflictOf(scope: ImportScope, checked: CheckedHumanUser, externalId: string, byName: Map<string, UserRow>, byExternalId: Map<string, UserRow>): Conflict {
   const named = byName.get(checked.userNameKey);
-  // Stryker disable next-line StringLiteral,ConditionalExpression: no stored external id is empty (none is stored as null), so looking up "" finds nobody either
-  const identified = externalId !== "" ? byExternalId.get(externalId) : undefined;
+  // No stored external id is empty (none is stored as null): "" finds nobody.
+  const identified = byExternalId.get(externalId);
   if (identified) {
     if (named && named.id !== identified.id) return { kind: "refused", error: uniqueViolation("users_user_name_key")! };
     // Stryker disable next-line StringLiteral: planChunk treats every kind but "none" and "refused" as the same user
@@ -148,8 +148,15 @@ export async function planChunk(scope: ImportScope, entries: ChunkEntry[], optio
     instanceId,
     userNameKeys: checkedUsers.map((user) => user.checked.userNameKey),
     orgId: organization.id,
-    // Stryker disable next-line StringLiteral,ConditionalExpression,ArrayDeclaration: asking for "" (or any id no user has) finds no user by it: no stored external id is empty
-    externalIds: checkedUsers.flatMap((user) => (user.externalId !== "" ? [user.externalId] : [])),
+    // Only the ids given: asking for "" would find nobody (no stored external id is empty), so the `true` mutant here is
+    // equivalent, like the non-empty list for nothing below.
+    // Stryker disable next-line StringLiteral: as above
+    externalIds: checkedUsers.flatMap((user) =>
+      user.externalId !== ""
+        ? [user.externalId]
+        : // Stryker disable next-line ArrayDeclaration: as above
+          [],
+    ),
   });
   const byName = new Map(matches.map((user) => [user.userNameKey, user]));
   const byExternalId = new Map(matches.flatMap((user) => (user.externalId !== null && user.orgId === organization.id ? [[user.externalId, user] as const] : [])));
@@ -166,27 +173,28 @@ export async function planChunk(scope: ImportScope, entries: ChunkEntry[], optio
     }
   }
 
-  // Stryker disable BlockStatement: a guard: newHumanUser builds rows from a checked input and throws for none an import lets through, so the catch is never reached
+  // newHumanUser only builds rows from an input checkHumanUser passed: whatever a user's input can break was refused there.
   const created = (create: ToCreate, passwordHash: string | null) => {
-    try {
-      const context = { instanceId, organization, at, mails: options.sendInitializationMails, externalId: create.externalId || null };
-      const user = newHumanUser(deps, context, create.checked, passwordHash);
-      planned.set(create.index, { result: { index: create.index, outcome: "created", userId: user.userId }, writes: user.writes, events: user.events });
-    } catch (error) {
-      decide(failed(create.index, ownFailure(error)));
-    }
+    const context = { instanceId, organization, at, mails: options.sendInitializationMails, externalId: create.externalId || null };
+    const user = newHumanUser(deps, context, create.checked, passwordHash);
+    planned.set(create.index, { result: { index: create.index, outcome: "created", userId: user.userId }, writes: user.writes, events: user.events });
   };
-  // Stryker restore BlockStatement
   // Imported hashes (the bulk of a migration) need no await; plain passwords are hashed concurrently, bounded.
-  // Stryker disable next-line ConditionalExpression: a plain-password user planned here too would be planned again once its hash is made, same index: only the wasted work would tell
+  // (A plain-password user planned here too would be planned again once its hash is made, same index: the `true` mutant
+  // is equivalent, only the wasted work would tell.)
   for (const create of creates) if (!create.checked.input.password) created(create, create.checked.input.hashedPassword ?? null);
   await Promise.all([
     ...creates.flatMap((create) => {
       const { password } = create.checked.input;
       // Stryker disable next-line ArrayDeclaration: what else Promise.all is given for a user without a password is not awaited work
       if (!password) return [];
-      // Stryker disable next-line ArrowFunction: hashing fails only when the call ended (its signal), and then the whole import ends as canceled anyway
-      return [hashImportedPassword(password, scope.signal).then((hash) => created(create, hash), (error: unknown) => void decide(failed(create.index, ownFailure(error))))];
+      return [
+        hashImportedPassword(password, scope.signal).then(
+          (hash) => created(create, hash),
+          // Stryker disable next-line ArrowFunction: hashing fails only when the call ended (its signal), and then the import ends with the call's own error
+          (error: unknown) => void decide(failed(create.index, ownFailure(error))),
+        ),
+      ];
     }),
     ...updates.map(async (update) => {
       try {
@@ -213,7 +221,9 @@ async function planReimport(scope: ImportScope, update: ToUpdate): Promise<Plann
   const reimport = reimportOf(user, checked, externalId, await reimportedPasswordHash(user, checked, scope.signal));
   if (!reimport) return { result: { index, outcome: "unchanged", userId: user.id }, writes: [], events: [] };
   const checkedMemberships = await checkCeiling();
-  // Stryker disable next-line ConditionalExpression,LogicalOperator: the store reads checkedMemberships only on a user.importUpdate, and an undefined one as none
+  // (Equivalent here: a re-import's other writes are code.void, which has no checkedMemberships, and an undefined one is
+  // none; so the `true` mutants survive, their `false` siblings do not.)
+  // Stryker disable next-line LogicalOperator: as above
   const writes = reimport.writes.map((write) => (write.kind === "user.importUpdate" && checkedMemberships !== undefined ? { ...write, checkedMemberships } : write));
   return { result: { index, outcome: "updated", userId: user.id }, writes, events: [reimport.event] };
 }

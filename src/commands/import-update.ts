@@ -15,7 +15,8 @@ export async function reimportedPasswordHash(user: UserRow, checked: CheckedHuma
   const { password, hashedPassword } = checked.input;
   if (hashedPassword !== undefined) return hashedPassword === user.passwordHash ? undefined : hashedPassword;
   if (!password) return undefined;
-  // Stryker disable next-line ConditionalExpression: without a stored hash the verifier would refuse to read one, which counts as another password too: the check only saves that call
+  // (Without a stored hash the verifier would refuse to read one, which counts as another password too: the check only
+  // saves that call, so its `true` mutant is equivalent.)
   if (user.passwordHash !== null && (await isStoredPassword(user.passwordHash, password, signal))) return undefined;
   return hashImportedPassword(password, signal);
 }
@@ -54,7 +55,7 @@ export function reimportOf(user: UserRow, checked: CheckedHumanUser, externalId:
     id: user.id,
     fields,
     activate,
-    // Stryker disable next-line ConditionalExpression: the store sets a hash only when the write has one (an undefined hash is none)
+    // (The store sets a hash only when the write has one, an undefined hash being none: the `true` mutant is equivalent.)
     ...(passwordHash !== undefined ? { passwordHash } : {}),
     ...(adoptsExternalId ? { externalId } : {}),
   };

@@ -46,7 +46,8 @@ export async function initializeUserWithCode(deps: Deps, input: InitializeUserIn
   checkPasswordPolicy(await instancePasswordPolicy(deps), input.password);
   const user = await deps.store.findUserById(input.userId);
   const code = user?.type === "human" ? await deps.store.findCode(user.id, "init") : undefined;
-  // Stryker disable next-line ConditionalExpression: a used code is answered init_code.invalid by attemptCode too, so without `code.usedAt !== null` the answer is the same
+  // (A used code is answered init_code.invalid by attemptCode too: without `code.usedAt !== null` here the answer is the
+  // same, so that term's `false` mutant is equivalent.)
   if (!user || !code || code.usedAt !== null) throw initCodeInvalid();
   const at = deps.clock.now();
   const events = await attemptCode(deps, {
@@ -72,8 +73,8 @@ function initialization(user: UserRow, code: OneTimeCodeRow, passwordHash: strin
   // Stryker disable next-line ConditionalExpression,LogicalOperator: a human user always has an email key, so a null emailKey never equals it; the check keeps "not mailed" from ever proving an address
   const mailedHere = code.emailKey !== null && code.emailKey === user.emailKey;
   const verifyEmail = user.emailVerified !== true && mailedHere;
-  // The rule keeps an unproven address from activating.
-  // Stryker disable next-line ConditionalExpression: every init code goes to the user's address and an address change voids it, so a right code always leaves a verified email
+  // (Every init code goes to the user's address and an address change voids it, so a right code always leaves a verified
+  // email: the `true` mutant is equivalent; the rule keeps an unproven address from activating.)
   const activate = user.emailVerified === true || verifyEmail;
   const writes: RowWrite[] = [
     // Conditional on the stored hash being the one read (none, for an invited user), so a password set meanwhile — by an

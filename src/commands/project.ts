@@ -67,7 +67,8 @@ export async function createProjectGrant(deps: Deps, caller: Caller, input: { pr
     ]);
   }
   const granted = await deps.store.findOrganizationById(input.grantedOrganizationId);
-  // Stryker disable next-line ConditionalExpression: a database holds one instance, so every organization found is the caller's instance's (a guard)
+  // (A database holds one instance, so every organization found is the caller's instance's: a guard, whose `false` mutant
+  // survives.)
   if (!granted || granted.instanceId !== caller.principal.instanceId) {
     throw failedPrecondition("organization.not_found", "the granted organization does not exist", { organizationId: input.grantedOrganizationId });
   }

@@ -138,7 +138,8 @@ function applyIfMatch(route: RestRoute, req: Request, json: Record<string, unkno
   const field = route.handler.method.input.fields.find((f) => f.name === EXPECTED_SEQUENCE);
   // Stryker disable next-line StringLiteral: the description's wording; its field, reason and code are tested
   if (!field) throw ifMatchError("is not taken by this route (its call has no expected_sequence)");
-  // No trim: Node's HTTP/1.1 parser strips the white space around a header's value, and HTTP/2 refuses a value with any.
+  // No trim: Node's HTTP/1.1 parser strips the white space around a header's value; over HTTP/2, nghttp2 drops a header
+  // whose value has any (RFC 9113 calls it malformed), so such an If-Match never arrives.
   const value = String(header);
   if (value === "*") return;
   const sequence = SEQUENCE_TAG.exec(value)?.[1];
@@ -165,7 +166,7 @@ function entityTagOf(bytes: Buffer): string | undefined {
   return typeof sequence === "string" ? `"${sequence}"` : undefined;
 }
 
-// Stryker disable next-line OptionalChaining: the first `?.` is equivalent: an answer and its only value are JSON objects (connect writes no null)
+// (The first `?.` is equivalent: an answer and its only value are JSON objects, connect writes no null; the mutant survives.)
 const sequenceOf = (value: unknown): unknown => (value as { details?: { sequence?: unknown } } | null | undefined)?.details?.sequence;
 
 /** The inner Connect error body; one that is not JSON (never expected) still becomes a SPEC body. */
@@ -212,7 +213,7 @@ export function createRestGateway(options: {
   return async function handleRest(req: Request, res: Response, requestId: string): Promise<boolean> {
     let url: URL;
     try {
-      // Stryker disable next-line StringLiteral: never used: node gives every request it serves a url
+      // (Node gives every request it serves a url: the "/" fallback is never used, and its mutant survives.)
       url = new URL(req.url ?? "/", "http://gatehouse.invalid");
     } catch {
       return false; // not a path any route can match: the caller answers 404

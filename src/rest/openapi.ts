@@ -20,10 +20,14 @@ const ORG_HEADER_OPERATIONS = new Set([
 
 /** Whether an answer of `output` carries one object's details (its own, or those of the one object it is): it gets an ETag. */
 function carriesDetails(output: DescMessage): boolean {
-  // Stryker disable next-line ConditionalExpression,LogicalOperator,OptionalChaining: equivalent for Gatehouse's protos, where the fields named details are exactly the Details ones
+  // In Gatehouse's protos the fields named details are exactly the Details ones: the mutants that drop either half of
+  // the test are equivalent here (the `true` ones survive; their `false` siblings do not).
+  // Stryker disable next-line LogicalOperator,OptionalChaining: as above
   const hasDetails = (message: DescMessage) => message.fields.some((field) => field.name === "details" && field.message?.typeName === "gatehouse.admin.v1.Details");
   const [only] = output.fields;
-  // Stryker disable next-line ConditionalExpression,LogicalOperator,OptionalChaining: equivalent for Gatehouse's protos, where no answer of one message field wraps a message without details, and no answer of several fields starts with a message that has details
+  // Likewise no answer of one message field wraps a message without details, and no answer of several fields starts with
+  // a message that has details: the `true` mutants and the `||` of the last terms survive; `only?.` is equivalent.
+  // Stryker disable next-line OptionalChaining: as above
   return hasDetails(output) || (output.fields.length === 1 && only?.fieldKind === "message" && hasDetails(only.message));
 }
 

@@ -19,7 +19,8 @@ describe("a re-imported plain password against the stored hash", () => {
   });
 
   it("is not answered, true or false, when the verification itself fails (the verifier shut down under it): that failure is", async () => {
-    // Cost 14: the verification is still running, for a second or so, when the verifier shuts down.
+    // Cost 14 keeps the verifier's thread busy for about a second, so its answer cannot arrive while the verifier shuts
+    // down (at cost 4 it sometimes did, and the call answered true).
     const answer = isStoredPassword(BCRYPT_HASH.replace(/^\$2b\$\d\d\$/, "$2b$14$"), "Analytical-Engine-1843");
     await closeImportedHashVerifier();
     await expect(answer).rejects.toMatchObject({ kind: "unavailable", reason: "password_verify.closed" });

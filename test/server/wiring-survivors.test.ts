@@ -43,6 +43,8 @@ describe("a server's start-up wiring", () => {
 
   it("stops as soon as its connections are done after HTTP/2 calls, not at the drain's deadline", async () => {
     const server = await startTestServer({ config: { shutdownTimeoutMs: 60_000 } });
+    let stopping: Promise<void> | undefined;
+    let timer: NodeJS.Timeout | undefined;
     try {
       const session = http2.connect(server.url);
       const status = await new Promise<number | undefined>((resolve, reject) => {
@@ -54,9 +56,13 @@ describe("a server's start-up wiring", () => {
       expect(status).toBe(200);
       await new Promise<void>((resolve) => session.close(() => resolve()));
       // Nothing is left to drain: the stop does not wait out its 60 s (HTTP/2 requests are the sessions' to track).
-      const outcome = await Promise.race([server.gatehouse.close().then(() => "stopped"), new Promise((resolve) => setTimeout(() => resolve("still draining"), 5_000))]);
+      stopping = server.gatehouse.close();
+      const outcome = await Promise.race([stopping.then(() => "stopped"), new Promise((resolve) => (timer = setTimeout(() => resolve("still draining"), 5_000)))]);
       expect(outcome).toBe("stopped");
     } finally {
+      clearTimeout(timer);
+      // A stop that did not finish in time (or never began) is awaited before the data dir goes.
+      await (stopping ?? server.gatehouse.close());
       rmSync(server.dataDir, { recursive: true, force: true });
     }
   });

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createCsvSplitter, CsvHeaderError, csvHeader, csvRecordToJson } from "../../../src/cli/import-csv.js";
+import { createCsvSplitter, CsvHeaderError, csvHeader, csvRecordToJson, type RowError } from "../../../src/cli/import-csv.js";
 import { createProgress, duration, summary } from "../../../src/cli/import-progress.js";
 import { createReport } from "../../../src/cli/import-report.js";
 import { countRows, formatOf, readRows } from "../../../src/cli/import-rows.js";
@@ -31,6 +31,11 @@ describe("CSV records", () => {
     for (let cut = 1; cut < text.length; cut++) expect(split(text.slice(0, cut), text.slice(cut))).toEqual(expected);
     expect(split("a,b\n")).toEqual([["a", "b"]]);
     expect(split("")).toEqual([]);
+    // A quoted first field of the text; a quote inside an unquoted field is a character; a last record ending in an
+    // empty field (no line break after it).
+    expect(split('"a",b\n')).toEqual([["a", "b"]]);
+    expect(split('a"b,c\n')).toEqual([['a"b', "c"]]);
+    expect(split("x\na,")).toEqual([["x"], ["a", ""]]);
   });
 
   it("maps a header in any spelling, and refuses unknown, repeated or missing columns", () => {
@@ -63,6 +68,27 @@ describe("CSV records", () => {
     expect(() => csvRecordToJson(columns, ["too", "short"])).toThrow("the row has 2 fields, the header 16");
     expect(() => csvRecordToJson(columns, ["c", "", "", "c@example.com", "maybe", "", "", "", "", "", "", "", "", "", "", ""])).toThrow(/email_verified must be true or false/);
     expect(() => csvRecordToJson(columns, ["c", "", "", "c@example.com", "", "", "", "robot", "", "", "", "", "", "", "", ""])).toThrow(/gender must be female, male, diverse or empty/);
+  });
+
+  it("reads true/false, 1/0, yes/no as flags, and names the column of a cell it cannot read (the report's field)", () => {
+    const columns = csvHeader(["user_name", "email", "email_verified", "gender", "phone", "phone_verified", "password_change_required"]);
+    const flags = (value: string) => csvRecordToJson(columns, ["u", "u@example.com", value, "", "+41 44", value, value]);
+    expect(flags("false")).toMatchObject({ email: { email: "u@example.com" }, phone: { phone: "+41 44" } });
+    expect(flags("false")).not.toHaveProperty("passwordChangeRequired");
+    expect(flags("true")).toMatchObject({ email: { isEmailVerified: true }, phone: { isPhoneVerified: true }, passwordChangeRequired: true });
+    const fieldOf = (record: string[]) => {
+      try {
+        csvRecordToJson(columns, record);
+      } catch (error) {
+        return (error as RowError).field;
+      }
+      return expect.fail("the record was read");
+    };
+    expect(fieldOf(["u", "u@example.com", "maybe", "", "", "", ""])).toBe("email_verified");
+    expect(fieldOf(["u", "u@example.com", "", "robot", "", "", ""])).toBe("gender");
+    expect(fieldOf(["u", "u@example.com", "", "", "+41 44", "maybe", ""])).toBe("phone_verified");
+    expect(fieldOf(["u", "u@example.com", "", "", "", "", "maybe"])).toBe("password_change_required");
+    expect(fieldOf(["u", "u@example.com"])).toBe("row");
   });
 
   it("maps every profile column; reads flags and genders in any case and with blanks around; an empty flag is false", () => {
