@@ -195,6 +195,40 @@ describe("the rows of a file", () => {
     ]);
     expect(await countRows(file, "csv")).toBe(2);
   });
+
+  it("skips only blank CSV lines: a row whose first cell is empty, or that has one cell, is a row (and the report gets it as written)", async () => {
+    const file = write("blanks.csv", "user_name,email\n   \n,nobody@example.com\nlonely\nz,z@example.com\n");
+    const read = await rows(file);
+    expect(read.map((row) => [row.number, row.line, row.problem?.field ?? "ok"])).toEqual([
+      [1, 3, "ok"],
+      [2, 4, "row"],
+      [3, 5, "ok"],
+    ]);
+    expect(read[0]!.json).toMatchObject({ userName: "", email: { email: "nobody@example.com" } });
+    expect(read[1]).toMatchObject({ raw: "lonely", problem: { reason: "row.malformed", message: "the row has 1 fields, the header 2" } });
+    expect(await countRows(file, "csv")).toBe(3);
+  });
+
+  it("reads only JSON objects as JSON Lines rows, says what else a line is, and takes CRLF line ends", async () => {
+    const longKey = "k".repeat(1_000);
+    const file = write("kinds.jsonl", ['{"userName":"crlf"}\r', "{\r", "42", "null", "[1]", `{"${longKey}":1}`].join("\n"));
+    const read = await rows(file);
+    expect(read.map((row) => [row.number, row.line])).toEqual([
+      [1, 1],
+      [2, 2],
+      [3, 3],
+      [4, 4],
+      [5, 5],
+      [6, 6],
+    ]);
+    expect(read[0]!.json).toEqual({ userName: "crlf" });
+    // What the report writes back for a line it cannot read: the line as written, without its line end.
+    expect(read[1]).toMatchObject({ raw: "{", size: 1, problem: { reason: "row.malformed", message: "the line is not JSON", field: "row" } });
+    for (const row of read.slice(2, 5)) expect(row.problem).toEqual({ reason: "row.malformed", message: "the line is not a JSON object", field: "row" });
+    // Not a CreateHumanUserRequest: protobuf's own reason, cut short (a hostile key does not become a huge report).
+    expect(read[5]!.problem).toMatchObject({ reason: "row.malformed", field: "row", message: expect.stringMatching(/^not a CreateHumanUserRequest: /) });
+    expect(read[5]!.problem!.message.length).toBeLessThanOrEqual(330);
+  });
 });
 
 describe("the report", () => {
