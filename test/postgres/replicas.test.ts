@@ -28,9 +28,9 @@ afterEach(async () => {
 const sharedDatabase = () => sharedDatabaseFor(cleanups, "gatehouse-replicas-");
 
 /** A Gatehouse on its own port and data dir, on the shared database; `adminToken` if it was the one that bootstrapped. */
-async function replica(shared: { url: string; keyFile: string }): Promise<{ gatehouse: Gatehouse; clients: Clients; adminToken?: string }> {
-  const dataDir = mkdtempSync(join(tmpdir(), "gatehouse-replica-"));
-  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+async function replica(shared: { url: string; keyFile: string }, givenDataDir?: string): Promise<{ gatehouse: Gatehouse; clients: Clients; adminToken?: string }> {
+  const dataDir = givenDataDir ?? mkdtempSync(join(tmpdir(), "gatehouse-replica-"));
+  if (!givenDataDir) cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
   const config = loadConfig([], { GATEHOUSE_PORT: "0", GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_DATABASE_URL: shared.url, GATEHOUSE_MASTER_KEY_FILE: shared.keyFile });
   const gatehouse = await startGatehouse({ config, logDestination: new LogCapture() });
   const clients = new Clients(gatehouse.url);
@@ -64,6 +64,18 @@ describe("two replicas on one PostgreSQL database", () => {
     await usersB.getUser({ userId: actor.userId });
     await a.clients.client(UserService, "connect-json-http1", { token: adminToken, orgId: organizationId }).lockUser({ userId: actor.userId });
     expect(await failure(usersB.getUser({ userId: actor.userId }))).toMatchObject({ code: Code.Unauthenticated });
+  });
+
+  it("may share one data dir (the default ./data, one volume): it is not locked, so the second starts too and both answer", async () => {
+    const shared = await sharedDatabase();
+    const dataDir = mkdtempSync(join(tmpdir(), "gatehouse-replica-shared-"));
+    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+    const a = await replica(shared, dataDir);
+    const b = await replica(shared, dataDir);
+    const adminToken = a.adminToken!;
+    const { organizationId } = await a.clients.client(OrganizationService, "connect-json-http1", { token: adminToken }).createOrganization({ name: "Shared dir" });
+    expect((await b.clients.client(OrganizationService, "grpc-h2c", { token: adminToken }).getOrganization({ organizationId })).organization?.name).toBe("Shared dir");
+    expect(existsSync(join(dataDir, "gatehouse.lock"))).toBe(false);
   });
 
   it("a replica given another master key refuses to start", async () => {
