@@ -131,7 +131,8 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
       pollMs: config.mail.pollMs,
       maxAttempts: config.mail.maxAttempts,
       retryBaseMs: config.mail.retryBaseMs,
-      // Stryker disable next-line ConditionalExpression,EqualityOperator,ObjectLiteral: not worth a test through a server (a relay's mail sent, then days on the clock): the retention is tested on the worker (test/notify/delivery-worker-rules.test.ts) and its setting in test/startup/config.test.ts
+      // (loadConfig always sets a retention, so the `true` mutant is equivalent; test/server/wiring-survivors.test.ts
+      // states the rest.)
       ...(config.mail.retentionMs !== undefined ? { retentionMs: config.mail.retentionMs } : {}),
       mailDir: files.mailDir,
       smtp: smtpClient,

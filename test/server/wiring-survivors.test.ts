@@ -2,8 +2,13 @@ import { rmSync } from "node:fs";
 import http2 from "node:http2";
 import { describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
+import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
+import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { Clients } from "../support/clients.js";
-import { startTestServer } from "../support/server.js";
+import { eventually } from "../support/eventually.js";
+import { startTestServer, TestClock } from "../support/server.js";
+import { startSmtpServer } from "../support/smtp.js";
+import { storedRows } from "../support/stored-rows.js";
 
 // What start-up wires from the configuration into the parts it builds (app.ts, server.ts). Each test starts its own
 // server inside the test, so the wiring is part of what it checks.
@@ -64,6 +69,29 @@ describe("a server's start-up wiring", () => {
       // A stop that did not finish in time (or never began) is awaited before the data dir goes.
       await (stopping ?? server.gatehouse.close());
       rmSync(server.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("deletes a sent mail's record once the configured retention (GATEHOUSE_MAIL_RETENTION_DAYS) has passed, not the default's", async () => {
+    const DAY = 86_400_000;
+    const clock = new TestClock(new Date(), true);
+    const server = await startTestServer({ clock, config: { mail: { smtpTimeoutMs: 2_000, pollMs: 20, maxAttempts: 3, retryBaseMs: 100, retentionMs: DAY } } });
+    const relay = await startSmtpServer({ tls: "none" });
+    const clients = new Clients(server.url);
+    try {
+      const admin = { token: server.adminToken };
+      await clients.client(SmtpService, "connect-json-http1", admin).createSmtpConfig({ senderAddress: "noreply@gatehouse.test", senderName: "Gatehouse", tls: false, host: `127.0.0.1:${relay.port}`, user: "" });
+      const { userId } = await clients.client(UserService, "connect-json-http1", admin).createHumanUser({ userName: "retained", profile: { firstName: "Re", lastName: "Tained" }, email: { email: "retained@example.com" } });
+      const statuses = async () => (await storedRows<{ status: string }>(server, "select status from outbox where user_id = ?", userId)).map((row) => row.status);
+      await eventually(async () => (await statuses()).includes("sent"), { what: "the mail to be sent" });
+      // Past the configured day (the default keeps a week), and past the sweep's minute: the record goes.
+      clock.advance(DAY + 120_000);
+      await eventually(async () => (await statuses()).length === 0, { what: "the sent mail's record to be deleted" });
+      expect(await statuses()).toEqual([]);
+    } finally {
+      clients.close();
+      await server.dispose();
+      await relay.close();
     }
   });
 });
