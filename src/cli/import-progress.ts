@@ -62,7 +62,13 @@ export function createProgress(out: ProgressOutput, startDone: number, now: () =
     update(counts: ImportCounts): void {
       const at = now();
       samples.push({ at, done: counts.done });
-      while (samples.length > 2 && at - samples[1]!.at >= RATE_WINDOW_MS) samples.shift();
+      // The oldest sample kept is the last one at least the window old (samples[1] exists: there are two since the push).
+      while (
+        at - samples[1]!.at >= RATE_WINDOW_MS &&
+        // Stryker disable next-line ConditionalExpression,EqualityOperator: with two samples the second is the one just pushed, so the window test above already stops the loop
+        samples.length > 2
+      )
+        samples.shift();
       if (at - shownAt < (tty ? TTY_EVERY_MS : PLAIN_EVERY_MS)) return;
       shownAt = at;
       out.write(line(counts));

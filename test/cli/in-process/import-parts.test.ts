@@ -275,6 +275,33 @@ describe("progress", () => {
     expect(written.at(-1)).toBe("\r\u001b[K");
   });
 
+  it("measures the rate over the last five seconds exactly: from the last update at least five seconds old", () => {
+    const written: string[] = [];
+    let clock = 0;
+    const progress = createProgress({ write: (text: string) => written.push(text), isTTY: true, columns: 120 }, 0, () => clock);
+    const done = [10, 20, 30, 40, 50, 100, 110, 210];
+    done.forEach((value, i) => {
+      clock = (i + 1) * 1000;
+      progress.update(counts(value));
+    });
+    // From 3 s (30 done) to 8 s (210 done): 36 users/s — not over six seconds (32), nor over the last one (100).
+    expect(written.at(-1)).toContain("· 36 users/s ·");
+  });
+
+  it("clears only a bar it drew, once: not before the first one, not twice, never in a log", () => {
+    const tty: string[] = [];
+    const bar = createProgress({ write: (text: string) => tty.push(text), isTTY: true, columns: 120 }, 0, () => 0);
+    bar.clear();
+    expect(tty).toEqual([]);
+    bar.update(counts(1));
+    bar.clear();
+    bar.clear();
+    expect(tty.filter((text) => text === "\r\u001b[K")).toHaveLength(1);
+    const log: string[] = [];
+    createProgress({ write: (text: string) => log.push(text) }, 0, () => 0).clear();
+    expect(log).toEqual([]);
+  });
+
   it("elsewhere: a plain line every five seconds, and nothing to clear", () => {
     const written: string[] = [];
     let clock = 0;
