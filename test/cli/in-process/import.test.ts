@@ -5,7 +5,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { UserService } from "../../../gen/gatehouse/admin/v1/user_pb.js";
 import { type CliIo, type ImportCommandOptions, runImport } from "../../../src/cli/import.js";
 import { BCRYPT_HASH } from "../../support/import.js";
-import { useTestServer } from "../../support/server.js";
+import { startTestServer, type TestServer, useTestServer } from "../../support/server.js";
+import { storedRows } from "../../support/stored-rows.js";
 
 /**
  * `gatehouse import` in the test's own process against a real server (test/cli/import.test.ts runs the command as its
@@ -26,7 +27,7 @@ function file(lines: string[], extension = "jsonl"): string {
 }
 
 /** Runs the command with a captured terminal; `interruptAfter` presses Ctrl-C after that many writes to stdout. */
-async function run(options: Partial<ImportCommandOptions> & { file: string }, interruptAfter?: { writes: number; times: number }) {
+async function run(options: Partial<ImportCommandOptions> & { file: string }, interruptAfter?: { writes: number; times: number }, server: TestServer = t.server) {
   const stdout: string[] = [];
   const stderr: string[] = [];
   const listeners: (() => void)[] = [];
@@ -41,7 +42,7 @@ async function run(options: Partial<ImportCommandOptions> & { file: string }, in
     onInterrupt: (listener) => listeners.push(listener),
   };
   const code = await runImport(
-    { url: t.server.url, tokenFile: join(t.server.dataDir, "admin.pat"), onConflict: "fail", sendInitializationMails: false, from: 0, batchSize: 1000, ...options },
+    { url: server.url, tokenFile: join(server.dataDir, "admin.pat"), onConflict: "fail", sendInitializationMails: false, from: 0, batchSize: 1000, ...options },
     io,
   );
   return { code, stdout: stdout.join(""), stderr: stderr.join("") };
@@ -123,5 +124,28 @@ describe("the resume point", () => {
     expect(done).toBeGreaterThanOrEqual(10);
     expect(done).toBeLessThan(300);
     expect(await exists(names[done - 1]!)).toBe(true);
+  });
+});
+
+describe("a stream the server ends early (its lifetime)", () => {
+  it("goes on in a new one: every user imported once, those the cut stream left unanswered skipped, not rejected", async () => {
+    const short = await startTestServer({ config: { streamMaxLifetimeMs: 100 } });
+    try {
+      const total = 3000;
+      const prefix = `cut-${++n}`;
+      const names = Array.from({ length: total }, (_, i) => `${prefix}-${i}`);
+      const result = await run({ file: file(names.map((name) => row(name))), batchSize: 10 }, undefined, short);
+      expect(result).toMatchObject({ code: 0, stderr: "" });
+      const count = (what: string) => Number(new RegExp(`([\\d,]+) ${what}`).exec(result.stdout)?.[1]?.replace(/,/g, ""));
+      expect(count("created") + count("skipped")).toBe(total);
+      expect(count("rejected")).toBe(0);
+      const [stored] = await storedRows<{ users: number; distinct_names: number }>(short, "select count(*) as users, count(distinct user_name) as distinct_names from users where user_name like ?", `${prefix}-%`);
+      expect(stored).toEqual({ users: total, distinct_names: total });
+      // The lifetime did end streams: the server logged more than one ImportHumanUsers call.
+      const calls = short.logs.parsed().filter((line) => line["procedure"] === "/gatehouse.admin.v1.UserService/ImportHumanUsers");
+      expect(calls.length).toBeGreaterThan(1);
+    } finally {
+      await short.dispose();
+    }
   });
 });
