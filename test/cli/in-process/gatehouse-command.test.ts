@@ -178,6 +178,31 @@ describe("help, version and usage errors", () => {
 });
 
 describe("import's options", () => {
+  it("import --help says what the command does and each option, with the variables that also set them", async () => {
+    const help = await run(["import", "--help"]);
+    expect(help.error).toMatchObject({ exitCode: 0 });
+    for (const text of [
+      "import human users from a JSON Lines or CSV file into a running server (UserService.ImportHumanUsers)",
+      "JSON Lines (one CreateHumanUserRequest in its JSON form per line, plus externalId) or, ending in .csv, CSV with a header row",
+      "the server",
+      "GATEHOUSE_URL",
+      "a file holding a personal access token with user.write",
+      "GATEHOUSE_TOKEN_FILE",
+      "the organization to import into (x-service-orgid); default: the token's own",
+      "a user whose user name or external id exists: fail, skip or update",
+      'default: "fail"',
+      "send each created user the mails CreateHumanUser would (default: none)",
+      "where rejected rows go, with their errors, as JSON Lines (default: FILE.rejected.jsonl)",
+      "the file's format (default: csv for .csv, else jsonl)",
+      'choices: "jsonl", "csv"',
+      "skip the first rows (done by an earlier run: its resume point)",
+      "users per request message (at most 64 of them with plain passwords)",
+    ]) {
+      expect(help.stdout.replace(/\s+/g, " "), text).toContain(text);
+    }
+  });
+
+
   it("--batch-size is a whole number from 1 to 1000 and --from one from 0: anything else is a usage error (exit 2), nothing run", async () => {
     for (const [flag, value, range] of [
       ["--batch-size", "0", "1 to 1000"],

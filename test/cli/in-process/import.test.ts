@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
 import { UserService } from "../../../gen/gatehouse/admin/v1/user_pb.js";
+import { runCli } from "../../../src/cli/gatehouse.js";
 import { type CliIo, type ImportCommandOptions, runImport } from "../../../src/cli/import.js";
 import { BCRYPT_HASH } from "../../support/import.js";
 import { startTestServer, type TestServer, useTestServer } from "../../support/server.js";
@@ -147,5 +148,56 @@ describe("a stream the server ends early (its lifetime)", () => {
     } finally {
       await short.dispose();
     }
+  });
+});
+
+describe("gatehouse import's options, as the command line gives them", () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  /** `gatehouse …` parsed by the program main.ts runs, then the import it starts, with a captured terminal. */
+  async function command(argv: string[]) {
+    const outcome = await runCli(argv);
+    if (outcome.kind !== "run") return expect.fail(`gatehouse ${argv.join(" ")} started no import`);
+    const out: string[] = [];
+    const code = await outcome.run({ stdout: { write: (text: string) => out.push(text) }, stderr: { write: (text: string) => out.push(text) }, onInterrupt: () => undefined });
+    return { code, output: out.join("") };
+  }
+
+  it("takes the server and the token from GATEHOUSE_URL and GATEHOUSE_TOKEN_FILE; fails on a conflict unless --on-conflict says otherwise", async () => {
+    vi.stubEnv("GATEHOUSE_URL", t.server.url);
+    vi.stubEnv("GATEHOUSE_TOKEN_FILE", join(t.server.dataDir, "admin.pat"));
+    const target = file([row(`cmd-${++n}`)]);
+    expect(await command(["import", target])).toMatchObject({ code: 0 });
+    const again = await command(["import", target, "--report", join(dir, `again-${n}.jsonl`)]);
+    expect(again.code).toBe(3);
+    expect(again.output).toContain("1 rejected");
+    expect((await command(["import", target, "--on-conflict", "skip"])).output).toContain("1 skipped");
+  });
+
+  it("defaults to the server at http://127.0.0.1:8080 and the token in ./data/admin.pat", async () => {
+    const target = file([row(`cmd-${++n}`)]);
+    const noToken = await command(["import", target, "--url", t.server.url]);
+    expect(noToken.code).toBe(1);
+    expect(noToken.output).toContain("data/admin.pat");
+    const tokenFile = join(t.server.dataDir, "admin.pat");
+    const noServer = await command(["import", target, "--token-file", tokenFile]);
+    expect(noServer.code).toBe(1);
+    expect(noServer.output).toContain("--url http://127.0.0.1:8080 ");
+  });
+
+  it("sends the initialization mails only with --send-initialization-mails; reads a file as CSV by its name or --format", async () => {
+    vi.stubEnv("GATEHOUSE_URL", t.server.url);
+    vi.stubEnv("GATEHOUSE_TOKEN_FILE", join(t.server.dataDir, "admin.pat"));
+    const unverified = (name: string) => JSON.stringify({ userName: name, profile: { firstName: "Mail", lastName: "Me" }, email: { email: `${name}@example.com` } });
+    const [quiet, mailed] = [`cmd-${++n}`, `cmd-${++n}`];
+    expect((await command(["import", file([unverified(quiet)])])).code).toBe(0);
+    expect((await command(["import", file([unverified(mailed)]), "--send-initialization-mails"])).code).toBe(0);
+    const mailsTo = async (name: string) => (await storedRows(t.server, "select id from outbox where recipient = ?", `${name}@example.com`)).length;
+    expect(await mailsTo(quiet)).toBe(0);
+    expect(await mailsTo(mailed)).toBe(1);
+    const csvName = `cmd-${++n}`;
+    const csv = file(["user_name,first_name,last_name,email,email_verified", `${csvName},Comma,Separated,${csvName}@example.com,true`], "txt");
+    expect((await command(["import", csv, "--format", "csv"])).output).toContain("1 created");
+    expect(await exists(csvName)).toBe(true);
   });
 });
