@@ -7,6 +7,7 @@ import { IdentityProviderService } from "../../gen/gatehouse/admin/v1/identity_p
 import { formToken } from "../../src/pages/form-guard.js";
 import { emailCodeIn, lastMailTo, queuedMails } from "../support/outbox.js";
 import { useTestServer } from "../support/server.js";
+import { storedRows } from "../support/stored-rows.js";
 
 /**
  * The pages over plain HTTP: the headers of every answer, the CSRF guards, bad input, and what the log keeps. The
@@ -150,6 +151,81 @@ describe("the pages' CSRF guards", () => {
     const fresh = await tokenFor(user);
     expect((await post({ userID: user.userId, orgID: user.orgId, code: verificationCode!, token: fresh }, {})).status).toBe(200);
     expect(await verified(user.userId)).toBe(true);
+  });
+});
+
+describe("the verification page's answer to a post", () => {
+  const fieldsOf = (user: { userId: string; orgId: string }, token: string, code: string, intent?: string) => ({ userID: user.userId, orgID: user.orgId, code, token, ...(intent ? { intent } : {}) });
+
+  it("asks for the code when none was entered, and counts no attempt", async () => {
+    const user = await newUser();
+    const answer = await post(fieldsOf(user, await tokenFor(user), ""));
+    expect(answer.status).toBe(400);
+    expect(await answer.text()).toContain("Enter the code from the mail.");
+    expect(await failedAttempts(user.userId)).toBe(0);
+  });
+
+  it("says the code expired when it did while the page was open", async () => {
+    const user = await newUser();
+    const token = await tokenFor(user);
+    t.server.clock.advance(60 * 60 * 1000 + 1);
+    const answer = await post(fieldsOf(user, token, user.code));
+    expect(await answer.text()).toContain("The code in this link has expired.");
+    expect(await verified(user.userId)).toBe(false);
+  });
+
+  it("says the address is verified already when that happened while the page was open (another tab, an admin)", async () => {
+    const user = await newUser();
+    const token = await tokenFor(user);
+    await users().verifyEmail({ userId: user.userId, verificationCode: user.code });
+    const answer = await post(fieldsOf(user, token, user.code));
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toContain("Your email address is verified already. There is nothing more to do here.");
+  });
+
+  it("asked for a new code while the mailed one still works, says to enter that one", async () => {
+    const user = await newUser();
+    const answer = await post(fieldsOf(user, await tokenFor(user), "", "new_code"));
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toContain("The code in your newest mail still works: enter it here.");
+  });
+});
+
+describe("the set-password page's answer to a post", () => {
+  const INIT = "/ui/login/user/init";
+  /** A user created without a password: its initialization mail's link, and the page's form token. */
+  async function invited() {
+    const email = `init-http-${++n}@example.com`;
+    const { userId } = await users().createHumanUser({ userName: `init-http-${n}`, profile: { firstName: "In", lastName: "It" }, email: { email } });
+    const mail = (await lastMailTo(t.server, email))!;
+    const link = new URL(/https:\/\/\S+\/ui\/login\/user\/init\?\S+/.exec(mail.text)![0]);
+    const token = tokenIn(await (await get(`${INIT}${link.search}`)).text());
+    if (!token) throw new Error("the set-password page has a form token");
+    const fields = (extra: Record<string, string>) => ({ userID: userId, orgID: link.searchParams.get("orgID")!, code: link.searchParams.get("code")!, token, ...extra });
+    return { userId, fields };
+  }
+  const initPost = (fields: Record<string, string>) => post(fields, undefined, INIT);
+
+  it("asks for a password when none was entered", async () => {
+    const user = await invited();
+    const answer = await initPost(user.fields({ password: "", confirmation: "" }));
+    expect(await answer.text()).toContain("Enter a password.");
+  });
+
+  it("says the link expired when it did while the page was open, and sets nothing", async () => {
+    const user = await invited();
+    t.server.clock.advance(72 * 60 * 60 * 1000 + 1);
+    const answer = await initPost(user.fields({ password: "Fresh-Start-2026", confirmation: "Fresh-Start-2026" }));
+    expect(await answer.text()).toContain("The code in this link has expired.");
+    const [row] = await storedRows<{ password_hash: string | null }>(t.server, "select password_hash from users where id = ?", user.userId);
+    expect(row?.password_hash).toBeNull();
+  });
+
+  it("asked for a new link while the mailed one still works, says to open that one", async () => {
+    const user = await invited();
+    const answer = await initPost(user.fields({ intent: "new_code" }));
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toContain("The link in your newest mail still works: open it to set your password.");
   });
 });
 
