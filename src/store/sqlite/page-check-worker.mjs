@@ -5,9 +5,13 @@ import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 
 const db = new Database(workerData.path, { fileMustExist: true, readonly: true });
+let result;
 try {
   db.pragma("busy_timeout = 10000");
-  parentPort.postMessage({ result: String(db.pragma("quick_check(1)", { simple: true })) });
+  result = String(db.pragma("quick_check(1)", { simple: true }));
 } finally {
   db.close();
 }
+// Said only once this connection is closed: a server stopped at once after the verdict must be the file's last
+// connection, or its close keeps the log and leaves no clean-close marker (the next start would read every page again).
+parentPort.postMessage({ result });
