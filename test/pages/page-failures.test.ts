@@ -49,8 +49,11 @@ describe("a page whose store fails", () => {
     expect(logs.text).not.toContain("SECRET");
   });
 
-  it("answers 503 (try again) when the store is busy or unavailable", async () => {
-    const { url } = await pagesOver(new DomainError("unavailable", "store.busy", "the database is busy; retry"));
+  it.each([
+    ["busy or unavailable", new DomainError("unavailable", "store.busy", "the database is busy; retry")],
+    ["out of capacity (too many password checks at once)", new DomainError("resource_exhausted", "password_verify.busy", "too many password verifications in progress, retry later")],
+  ])("answers 503 (try again) when the server is %s", async (_what, failure) => {
+    const { url } = await pagesOver(failure);
     const response = await fetch(`${url}/ui/login/user/init?userID=u1&orgID=o1&code=ABCDEF`);
     expect(response.status).toBe(503);
     expect(await response.text()).toContain("Please try again");
