@@ -4,6 +4,7 @@ import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import type { Store } from "../../src/store/store.js";
 import type { Commit } from "../../src/store/commit.js";
+import { DomainError } from "../../src/domain/errors.js";
 import { waitForOutbox } from "../support/outbox.js";
 import { TestClock, useTestServer } from "../support/server.js";
 import { startSmtpServer, type TestSmtpServer } from "../support/smtp.js";
@@ -19,8 +20,10 @@ let relay: TestSmtpServer;
 let realStore: Store;
 /** Outbox ids whose `outbox.sent` commit was made to fail. */
 const failedSentRecords: string[] = [];
+/** What the next commit recording `outbox.sent` throws (once). */
+let nextFailure: Error | undefined;
 
-/** The real store, except that the first commit recording `outbox.sent` (the relay already took the mail) throws. */
+/** The real store, except that the next commit recording `outbox.sent` (the relay already took the mail) throws. */
 function failFirstSentRecord(store: Store): Store {
   return new Proxy(store, {
     get(target, property, receiver) {
@@ -28,9 +31,11 @@ function failFirstSentRecord(store: Store): Store {
       if (property !== "commit") return typeof value === "function" ? value.bind(target) : value;
       return async (commit: Commit) => {
         const sent = commit.writes.find((write) => write.kind === "outbox.sent");
-        if (sent && "id" in sent && failedSentRecords.length === 0) {
+        const failure = nextFailure;
+        if (sent && "id" in sent && failure) {
+          nextFailure = undefined;
           failedSentRecords.push(sent.id);
-          throw new Error("injected: the commit recording outbox.sent failed");
+          throw failure;
         }
         return target.commit(commit);
       };
@@ -56,17 +61,22 @@ afterAll(async () => {
 });
 
 describe("a mail whose `sent` record fails after the relay accepted it", () => {
-  it("is delivered once, recorded sent once, and never counted as a failed attempt", async () => {
-    const email = "accepted-once@example.com";
+  it.each([
+    ["with an unexpected error", "accepted-once", new Error("injected: the commit recording outbox.sent failed")],
+    // A typed refusal of the store that is not a lost claim (store.condition_failed) is no reason to forget the acceptance.
+    ["with the store busy", "accepted-once-busy", new DomainError("unavailable", "store.busy", "injected: the database is busy; retry")],
+  ])("%s: is delivered once, recorded sent once, and never counted as a failed attempt", async (_how, name, failure) => {
+    const email = `${name}@example.com`;
     const admin = { token: t.server.adminToken };
-    const { userId } = await t.clients.client(UserService, "grpc-h2c", admin).createHumanUser({ userName: "accepted-once", profile: { firstName: "A", lastName: "O" }, email: { email } });
+    nextFailure = failure;
+    const { userId } = await t.clients.client(UserService, "grpc-h2c", admin).createHumanUser({ userName: name, profile: { firstName: "A", lastName: "O" }, email: { email } });
     const events = t.clients.client(EventService, "grpc-h2c", admin);
     const queued = (await events.listEvents({ aggregateId: userId })).events.find((e) => e.eventType === "user.notification.queued");
     const outboxId = String(queued?.payload?.outboxId);
 
     // Once the row left `pending` no pass picks it up again, so the counts below are final.
     const row = await waitForOutbox(t.server.dataDir, email);
-    expect(failedSentRecords).toEqual([outboxId]);
+    expect(failedSentRecords.at(-1)).toBe(outboxId);
     expect(relay.received.filter((mail) => mail.to.includes(email))).toHaveLength(1);
     expect(row).toEqual({ id: outboxId, status: "sent", attempts: 1 });
     const recorded = (await events.listEvents({ aggregateId: outboxId, pageSize: 100 })).events.map((e) => e.eventType);

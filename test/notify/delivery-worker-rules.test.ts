@@ -208,6 +208,38 @@ describe("without an SMTP configuration", () => {
   });
 });
 
+describe("a claim whose lease ended while its worker was sending", () => {
+  it("is the other worker's to record: the first records nothing, logs that it lost the claim, and the mail is sent once on record", async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding = false;
+    let first = true;
+    const relay = await relayAnswering({}, async () => {
+      if (!first) return;
+      first = false;
+      holding = true;
+      await released;
+    });
+    await useRelay(relay.port);
+    const outboxId = await queueMail("taken-over@example.com");
+    const slow = harness({ pollMs: 3_600_000, leaseMs: 60_000 });
+    const sending = slow.worker.runOnce();
+    await eventually(() => holding || undefined, { what: "the relay to be taking the mail from the first worker" });
+    // The first worker's lease runs out while the relay holds its message: another worker claims and sends it.
+    (t.server.gatehouse.deps.clock as TestClock).advance(60_001);
+    const other = harness({ pollMs: 3_600_000, leaseMs: 60_000 });
+    await other.worker.runOnce();
+    expect(await row(outboxId)).toMatchObject({ status: "sent" });
+    release();
+    await sending;
+    // The first worker's acceptance came too late to count: nothing of it is on record.
+    expect((await trail(outboxId)).filter((e) => e.type === "notification.sent")).toHaveLength(1);
+    expect(await counted(slow.metrics, "sent")).toBe(0);
+    expect(await counted(other.metrics, "sent")).toBe(1);
+    expect(slow.logs.parsed().find((line) => line.outboxId === outboxId)).toMatchObject({ outcome: "outbox.sent", msg: expect.stringContaining("taken over by another worker") });
+  });
+});
+
 describe("stopping", () => {
   it("waits for the message being sent and starts no other", async () => {
     let release!: () => void;
