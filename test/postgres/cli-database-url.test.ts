@@ -1,0 +1,40 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { runCli } from "../../src/cli/gatehouse.js";
+import { type Cleanups, sharedDatabase } from "../support/shared-database.js";
+
+// The operator's commands take a PostgreSQL database instead of the data dir's SQLite file (`--database-url`, or
+// GATEHOUSE_DATABASE_URL), run in this process against a real PostgreSQL server.
+const cleanups: Cleanups = [];
+afterEach(async () => {
+  vi.unstubAllEnvs();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe("gatehouse migrate --database-url", () => {
+  it("migrates that PostgreSQL database, not the data dir's file, and names it without its password", async () => {
+    const shared = await sharedDatabase(cleanups, "gatehouse-cli-pg-");
+    const outcome = await runCli(["migrate", "--data-dir", shared.dir, "--database-url", shared.url]);
+    const { host, pathname } = new URL(shared.url);
+    expect(outcome).toEqual({ kind: "done", lines: [expect.stringMatching(new RegExp(`^database postgres://[^:@]*@?${host.replace(/\./g, "\\.")}${pathname} is migrated$`))] });
+    const tables = await shared.sql.query("select count(*)::int as n from information_schema.tables where table_schema = current_schema() and table_name = 'users'");
+    expect(tables.rows[0]).toEqual({ n: 1 });
+  });
+});
+
+describe("GATEHOUSE_DATABASE_URL", () => {
+  it("gives the commands the database as --database-url does, and --help names both", async () => {
+    const shared = await sharedDatabase(cleanups, "gatehouse-cli-pg-env-");
+    vi.stubEnv("GATEHOUSE_DATABASE_URL", shared.url);
+    const outcome = await runCli(["migrate", "--data-dir", shared.dir]);
+    expect(outcome).toEqual({ kind: "done", lines: [expect.stringMatching(/^database postgres:\/\/.* is migrated$/)] });
+    let help = "";
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((chunk: string) => ((help += chunk), true)) as typeof process.stdout.write;
+    try {
+      await runCli(["migrate", "--help"]).catch(() => undefined);
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(help.replace(/\s+/g, " ")).toContain("--database-url <url> a PostgreSQL database (postgres://…) instead of the data dir's SQLite file (env: GATEHOUSE_DATABASE_URL)");
+  });
+});
