@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { OrganizationService } from "../../../gen/gatehouse/admin/v1/organization_pb.js";
 import { UserService } from "../../../gen/gatehouse/admin/v1/user_pb.js";
 import { runCli } from "../../../src/cli/gatehouse.js";
 import { type CliIo, type ImportCommandOptions, runImport } from "../../../src/cli/import.js";
@@ -75,6 +76,36 @@ describe("exit codes and what is printed", () => {
     expect(updated.stdout).toContain("0 created, 1 updated, 1 unchanged, 0 skipped, 0 rejected");
   });
 
+  it("writes rejected rows next to the file unless --report says where; names no report when nothing was rejected", async () => {
+    const target = file([row(`ip-${++n}`), "nope"]);
+    const rejected = await run({ file: target });
+    expect(rejected.code).toBe(3);
+    expect(rejected.stdout).toContain(`the rejected rows and why are in ${target}.rejected.jsonl`);
+    expect(readFileSync(`${target}.rejected.jsonl`, "utf8")).toContain('"importError"');
+    const clean = await run({ file: file([row(`ip-${++n}`)]) });
+    expect(clean.code).toBe(0);
+    expect(clean.stdout).not.toContain("rejected rows");
+  });
+
+  it("imports into the organization --org names (x-service-orgid)", async () => {
+    const { organizationId } = await t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken }).createOrganization({ name: `Import target ${++n}` });
+    const name = `ip-org-${n}`;
+    expect((await run({ file: file([row(name)]), org: organizationId })).code).toBe(0);
+    const listed = await t.clients.client(UserService, "connect-json-http1", { token: t.server.adminToken, orgId: organizationId }).listUsers({ userName: name });
+    expect(listed.users.map((user) => user.details?.resourceOwner)).toEqual([organizationId]);
+  });
+
+  it("a resumed run (--from) adds to the report of the first; a new run starts it over", async () => {
+    const target = file(["nope 1", "nope 2"]);
+    const report = join(dir, `resumed-${n}.jsonl`);
+    await run({ file: target, report });
+    expect(readFileSync(report, "utf8").trim().split("\n")).toHaveLength(2);
+    await run({ file: target, report, from: 1 });
+    expect(readFileSync(report, "utf8").trim().split("\n")).toHaveLength(3);
+    await run({ file: target, report });
+    expect(readFileSync(report, "utf8").trim().split("\n")).toHaveLength(2);
+  });
+
   it("2 for a CSV header it cannot map, 1 for a token file it cannot read: one line, nothing sent", async () => {
     const csv = await run({ file: file(["user_name,email,colour", "ip-x,ip-x@example.com,red"], "csv") });
     expect(csv).toEqual({ code: 2, stdout: "", stderr: expect.stringMatching(/^gatehouse: unknown CSV column "colour"; the columns are: user_name, .*\n$/) as unknown as string });
@@ -108,6 +139,8 @@ describe("the resume point", () => {
     expect(done).toBeGreaterThanOrEqual(10);
     expect(done).toBeLessThanOrEqual(50);
     expect(stopped.stdout).toContain(`--on-conflict skip --from ${done}\n`);
+    // Only the options given go into it.
+    for (const absent of ["--org", "--report", "--send-initialization-mails"]) expect(stopped.stdout).not.toContain(absent);
     expect(await exists(names[done - 1]!)).toBe(true);
     expect(await exists(names[done]!)).toBe(false);
     const rest = await run({ file: target, batchSize: 10, from: done, onConflict: "fail" });
