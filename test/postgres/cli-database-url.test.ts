@@ -38,3 +38,13 @@ describe("GATEHOUSE_DATABASE_URL", () => {
     expect(help.replace(/\s+/g, " ")).toContain("--database-url <url> a PostgreSQL database (postgres://…) instead of the data dir's SQLite file (env: GATEHOUSE_DATABASE_URL)");
   });
 });
+
+describe("a --database-url that is no PostgreSQL URL", () => {
+  it("is refused before anything is opened, naming the flag", async () => {
+    const error = await runCli(["migrate", "--data-dir", "/nonexistent/gatehouse", "--database-url", "mysql://db.example.com/iam"]).then(
+      () => expect.fail("the command ran"),
+      (e: unknown) => e,
+    );
+    expect((error as Error).message).toBe("--database-url must be a postgres:// or postgresql:// URL");
+  });
+});
