@@ -13,9 +13,13 @@ afterEach(async () => {
 describe("gatehouse migrate --database-url", () => {
   it("migrates that PostgreSQL database, not the data dir's file, and names it without its password", async () => {
     const shared = await sharedDatabase(cleanups, "gatehouse-cli-pg-");
-    const outcome = await runCli(["migrate", "--data-dir", shared.dir, "--database-url", shared.url]);
-    const { host, pathname } = new URL(shared.url);
-    expect(outcome).toEqual({ kind: "done", lines: [expect.stringMatching(new RegExp(`^database postgres://[^:@]*@?${host.replace(/\./g, "\\.")}${pathname} is migrated$`))] });
+    // The test cluster trusts local connections, so a password in the URL is carried but not checked: it must not be shown.
+    const withPassword = new URL(shared.url);
+    withPassword.password = "not-for-the-screen";
+    const outcome = await runCli(["migrate", "--data-dir", shared.dir, "--database-url", withPassword.toString()]);
+    expect(JSON.stringify(outcome)).not.toContain("not-for-the-screen");
+    const { username, host, pathname } = withPassword;
+    expect(outcome).toEqual({ kind: "done", lines: [`database postgres://${username}:***@${host}${pathname} is migrated`] });
     const tables = await shared.sql.query("select count(*)::int as n from information_schema.tables where table_schema = current_schema() and table_name = 'users'");
     expect(tables.rows[0]).toEqual({ n: 1 });
   });
