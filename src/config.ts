@@ -152,7 +152,7 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv = process.env)
     throw new ConfigError(`${from(settings.externalUrl)} must be an absolute URL, got "${externalUrl}"`);
   }
   const databaseUrl = read(settings.databaseUrl);
-  // Stryker disable next-line ConditionalExpression: parsePostgresUrl finds no URL in a missing one either (the test is for the type)
+  // (parsePostgresUrl finds no URL in a missing one either, so the `true` mutant is equivalent; the test is for the type.)
   const database = databaseUrl !== undefined ? parsePostgresUrl(databaseUrl) : undefined;
   if (databaseUrl !== undefined && database === undefined) throw new ConfigError(`${from(settings.databaseUrl)} must be a postgres:// or postgresql:// URL`);
   const masterKeyFile = read(settings.masterKeyFile);

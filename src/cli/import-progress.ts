@@ -65,7 +65,9 @@ export function createProgress(out: ProgressOutput, startDone: number, now: () =
       // The oldest sample kept is the last one at least the window old (samples[1] exists: there are two since the push).
       while (
         at - samples[1]!.at >= RATE_WINDOW_MS &&
-        // Stryker disable next-line ConditionalExpression,EqualityOperator: with two samples the second is the one just pushed, so the window test above already stops the loop
+        // (With two samples the second is the one just pushed, so the window test above already stops the loop: the
+        // `true` mutant here is equivalent, and so is `>= 2`.)
+        // Stryker disable next-line EqualityOperator: as above
         samples.length > 2
       )
         samples.shift();

@@ -150,8 +150,8 @@ export async function planChunk(scope: ImportScope, entries: ChunkEntry[], optio
     orgId: organization.id,
     // Only the ids given: asking for "" would find nobody (no stored external id is empty), so the `true` mutant here is
     // equivalent, like the non-empty list for nothing below.
-    // Stryker disable next-line StringLiteral: as above
     externalIds: checkedUsers.flatMap((user) =>
+      // Stryker disable next-line StringLiteral: as above
       user.externalId !== ""
         ? [user.externalId]
         : // Stryker disable next-line ArrayDeclaration: as above
