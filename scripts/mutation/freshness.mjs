@@ -118,3 +118,9 @@ export async function staleness(root, globs, recordPath, limit = 5) {
   }
   return reasons.length > limit ? [...reasons.slice(0, limit), `and ${reasons.length - limit} more`] : reasons;
 }
+
+/** A function from a path under src/ to the group (of groups: name → globs) that mutates it, or undefined. */
+export function groupOfFile(groups) {
+  const patterns = Object.entries(groups).map(([group, globs]) => [group, globs.filter((glob) => !glob.startsWith("!")).map(globToRegExp)]);
+  return (path) => patterns.find(([, regexps]) => regexps.some((re) => re.test(path)))?.[0];
+}

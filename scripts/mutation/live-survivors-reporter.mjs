@@ -1,10 +1,11 @@
 // A Stryker reporter that writes every mutant the tests let through (Survived, NoCoverage) to
-// reports/mutation/survivors.jsonl the moment it is known, so tests can be written while a long run goes on.
+// reports/mutation/<run>.survivors.jsonl the moment it is known, so tests can be written while a long run goes on.
 import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { dirname, relative } from "node:path";
 import { PluginKind, declareFactoryPlugin } from "@stryker-mutator/api/plugin";
+import { runName } from "../../stryker.config.mjs";
 
-const OUT = `reports/mutation/${process.env.GATEHOUSE_MUTATION_GROUP ?? "all"}.survivors.jsonl`;
+const OUT = `reports/mutation/${runName(process.env.GATEHOUSE_MUTATION_GROUP?.split(","))}.survivors.jsonl`;
 const LET_THROUGH = new Set(["Survived", "NoCoverage"]);
 
 function liveSurvivorsReporter() {

@@ -1,11 +1,13 @@
-// `npm run test:mutation [-- [--force] group…]`: runs Stryker for the named groups of stryker.config.mjs, or for each
-// group (in the order of MUTATION_GROUPS: rules, commands-a, commands-b, api, rest, queries, server, store, support,
-// transport, platform) whose committed record no longer describes its code and tests (freshness.mjs), then prints the score per
-// folder over every group's record and fails below the thresholds. Stryker writes each group's record (its incremental
-// file) as soon as the group finishes.
+// `npm run test:mutation [-- [--force] group…]`: runs Stryker once for the named groups of stryker.config.mjs, or for
+// every group whose committed record no longer describes its code and tests (freshness.mjs), then prints the score per
+// folder over every group's record and fails below the thresholds. Each group's record (its incremental file) is
+// rewritten when the run ends.
 import { spawnSync } from "node:child_process";
-import { MUTATION_GROUPS, NOT_MUTATED } from "../../stryker.config.mjs";
-import { staleness } from "./freshness.mjs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { MUTATION_GROUPS, NOT_MUTATED, runName } from "../../stryker.config.mjs";
+import { groupOfFile, staleness } from "./freshness.mjs";
+import { mergeRecords, splitRecord } from "./records.mjs";
 
 // `--force` re-tests every mutant of the named groups: Stryker's incremental mode sees changes to src/ and to the
 // tests themselves, not to shared test helpers (test/support), so run the affected groups with it after such a change.
@@ -20,7 +22,7 @@ for (const group of groups) {
 }
 
 const recordOf = (group) => `test/mutation/${group}.incremental.json`;
-let failed = false;
+const toRun = [];
 for (const group of groups) {
   // A group named on the command line always runs (incrementally): a new test file can kill a recorded survivor, which
   // only a run finds out. The whole set skips the groups whose records are up to date.
@@ -31,15 +33,36 @@ for (const group of groups) {
       : await staleness(process.cwd(), [...MUTATION_GROUPS[group], ...NOT_MUTATED], recordOf(group));
   if (reasons.length === 0) {
     console.log(`== mutation group ${group}: its record is up to date (no mutated file or covering test changed), not re-run`);
-    continue;
+  } else {
+    console.log(`== mutation group ${group}: ${MUTATION_GROUPS[group].join(" ")}; to run because ${reasons.join(", ")}`);
+    toRun.push(group);
+  }
+}
+
+let failed = false;
+if (toRun.length > 0) {
+  // One Stryker run for all of them: its dry run (the whole suite with coverage) is paid once. Several groups share a
+  // merged record, split back into theirs when the run ends (even when it ends under the break threshold: the record
+  // is still the truth about the code).
+  const combined = toRun.length > 1 ? `reports/mutation/${runName(toRun)}.incremental.json` : undefined;
+  if (combined !== undefined) {
+    const records = toRun.filter((group) => existsSync(recordOf(group))).map((group) => JSON.parse(readFileSync(recordOf(group), "utf8")));
+    mkdirSync(dirname(combined), { recursive: true });
+    if (records.length > 0) writeFileSync(combined, JSON.stringify(mergeRecords(process.cwd(), records)));
+    else rmSync(combined, { force: true });
   }
   const started = Date.now();
-  console.log(`\n== mutation group ${group}: ${MUTATION_GROUPS[group].join(" ")}; re-run because ${reasons.join(", ")}`);
+  console.log(`\n== mutation groups ${toRun.join(", ")}: one Stryker run`);
   const run = spawnSync("npx", ["stryker", "run", ...(force ? ["--force"] : [])], {
     stdio: "inherit",
-    env: { ...process.env, GATEHOUSE_MUTATION_GROUP: group },
+    env: { ...process.env, GATEHOUSE_MUTATION_GROUP: toRun.join(",") },
   });
-  console.log(`== mutation group ${group} took ${Math.round((Date.now() - started) / 1000)} s (exit ${run.status})`);
+  console.log(`== mutation groups ${toRun.join(", ")} took ${Math.round((Date.now() - started) / 1000)} s (exit ${run.status})`);
+  if (combined !== undefined && existsSync(combined) && statSync(combined).mtimeMs >= started) {
+    const groupOf = groupOfFile(MUTATION_GROUPS);
+    const parts = splitRecord(JSON.parse(readFileSync(combined, "utf8")), toRun, groupOf);
+    for (const [group, record] of Object.entries(parts)) writeFileSync(recordOf(group), `${JSON.stringify(record, null, 2)}\n`);
+  }
   if (run.status !== 0) failed = true;
 }
 
