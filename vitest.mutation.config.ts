@@ -23,6 +23,9 @@ export default mergeConfig(
         "test/cli/*.test.ts",
         // The bulk import's kill -9 and resume: both servers are spawned processes.
         "test/api/import-resume.test.ts",
+        // Three replica PROCESSES on one PostgreSQL database (76 s of the dry run's 360, and they cover no mutant).
+        "test/postgres/mail-replicas.test.ts",
+        "test/postgres/replica-guarantees.test.ts",
         "test/server/shutdown.test.ts",
         "test/fuzz/hostile-input.test.ts",
         "test/passwords/verify-max-cost.test.ts",
