@@ -1,0 +1,6 @@
+// Types of stryker.config.mjs for the tests that import it (test/tooling/mutation-groups.test.ts).
+export const MUTATION_GROUPS: Record<string, string[]>;
+export const NOT_MUTATED: string[];
+export function runName(groups: string[] | undefined): string;
+declare const config: object;
+export default config;
