@@ -1,5 +1,15 @@
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { authenticate } from "../../src/access/authenticate.js";
+import { ensureBootstrapped } from "../../src/bootstrap.js";
 import { runCli } from "../../src/cli/gatehouse.js";
+import { openPostgresDatabase } from "../../src/startup/open-postgres.js";
+import { parsePostgresUrl } from "../../src/store/postgres/database-url.js";
+import { createIdGenerator } from "../../src/support/ids.js";
+import { createLogger } from "../../src/support/logger.js";
+import { TestClock } from "../support/server.js";
 import { type Cleanups, sharedDatabase } from "../support/shared-database.js";
 
 // The operator's commands take a PostgreSQL database instead of the data dir's SQLite file (`--database-url`, or
@@ -22,6 +32,26 @@ describe("gatehouse migrate --database-url", () => {
     expect(outcome).toEqual({ kind: "done", lines: [`database postgres://${username}:***@${host}${pathname} is migrated`] });
     const tables = await shared.sql.query("select count(*)::int as n from information_schema.tables where table_schema = current_schema() and table_name = 'users'");
     expect(tables.rows[0]).toEqual({ n: 1 });
+  });
+});
+
+describe("gatehouse recover-admin --database-url", () => {
+  it("gives admin a new IAM_OWNER token in that PostgreSQL database, written to the data dir's admin.pat", async () => {
+    const shared = await sharedDatabase(cleanups, "gatehouse-cli-pg-recover-");
+    const store = await openPostgresDatabase(parsePostgresUrl(shared.url)!);
+    cleanups.push(() => store.close());
+    const deps = { store, clock: new TestClock(), ids: createIdGenerator(), masterKey: randomBytes(32), externalUrl: "http://127.0.0.1:8080" };
+    await ensureBootstrapped(deps, join(shared.dir, "bootstrap.pat"), createLogger("silent"));
+    const tokensOf = async () => (await shared.sql.query("select count(*)::int as n from personal_access_tokens")).rows[0];
+    expect(await tokensOf()).toEqual({ n: 1 });
+
+    const outcome = await runCli(["recover-admin", "--data-dir", shared.dir, "--database-url", shared.url]);
+
+    const tokenFile = join(shared.dir, "admin.pat");
+    expect(outcome).toEqual({ kind: "done", lines: [`wrote a new IAM_OWNER token for it to ${tokenFile} (mode 0600)`] });
+    expect(await tokensOf()).toEqual({ n: 2 });
+    const principal = await authenticate(deps, `Bearer ${readFileSync(tokenFile, "utf8").trim()}`);
+    expect(principal.memberships.filter((m) => m.level === "instance").flatMap((m) => m.roles)).toContain("IAM_OWNER");
   });
 });
 
