@@ -14,9 +14,12 @@ function liveSurvivorsReporter() {
   return {
     onMutantTested(result) {
       if (!LET_THROUGH.has(result.status)) return;
-      const { line, column } = result.location.start;
+      const { start, end } = result.location;
       const entry = {
-        at: `${relative(process.cwd(), result.fileName)}:${line}:${column + 1}`,
+        // Stryker's reporter API gives 1-based lines and columns already (as an editor counts them). The end says which
+        // part of the line the replacement stands for: `true` for a whole condition or for one of its terms.
+        at: `${relative(process.cwd(), result.fileName)}:${start.line}:${start.column}`,
+        to: `${end.line}:${end.column}`,
         status: result.status,
         mutator: result.mutatorName,
         replacement: result.replacement,
