@@ -3,7 +3,7 @@
 // folder over every group's record and fails below the thresholds. Each group's record (its incremental file) is
 // rewritten when the run ends.
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { MUTATION_GROUPS, NOT_MUTATED, runName } from "../../stryker.config.mjs";
 import { groupOfFile, staleness } from "./freshness.mjs";
@@ -53,10 +53,17 @@ if (toRun.length > 0) {
   }
   const started = Date.now();
   console.log(`\n== mutation groups ${toRun.join(", ")}: one Stryker run`);
+  // The tests' data dirs (os.tmpdir()) go to a RAM-backed filesystem when the machine has one: a surviving mutant
+  // re-runs hundreds of tests whose every commit waits for its fsync on disk, and the cores idle meanwhile (the
+  // authorization matrix alone: 40 s on disk, 22 s on /dev/shm, the same CPU time). `npm test` keeps the disk.
+  const scratch = existsSync("/dev/shm") ? mkdtempSync("/dev/shm/gatehouse-mutation-") : undefined;
+  // Open to every user as /tmp is (sticky): the test cluster of PostgreSQL runs as the `postgres` user in a dir there.
+  if (scratch !== undefined) chmodSync(scratch, 0o1777);
   const run = spawnSync("npx", ["stryker", "run", ...(force ? ["--force"] : [])], {
     stdio: "inherit",
-    env: { ...process.env, GATEHOUSE_MUTATION_GROUP: toRun.join(",") },
+    env: { ...process.env, GATEHOUSE_MUTATION_GROUP: toRun.join(","), ...(scratch !== undefined ? { TMPDIR: scratch } : {}) },
   });
+  if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
   console.log(`== mutation groups ${toRun.join(", ")} took ${Math.round((Date.now() - started) / 1000)} s (exit ${run.status})`);
   if (combined !== undefined && existsSync(combined) && statSync(combined).mtimeMs >= started) {
     const groupOf = groupOfFile(MUTATION_GROUPS);
