@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
 import http2 from "node:http2";
+import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
@@ -67,6 +68,29 @@ describe("a server's start-up wiring", () => {
     } finally {
       clearTimeout(timer);
       // A stop that did not finish in time (or never began) is awaited before the data dir goes.
+      await (stopping ?? server.gatehouse.close());
+      rmSync(server.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("stops as soon as its connections are done after a client dropped its connection mid-request, not at the drain's deadline", async () => {
+    const server = await startTestServer({ config: { shutdownTimeoutMs: 60_000 } });
+    let stopping: Promise<void> | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // A form post whose body never comes in full: the request is in flight when the client goes, and the page's
+      // access line (499) shows the server saw it end.
+      const socket = connect(Number(new URL(server.url).port), "127.0.0.1");
+      await new Promise((resolve) => socket.once("connect", resolve));
+      const path = "/ui/login/mail/verification";
+      socket.end(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/x-www-form-urlencoded\r\norigin: null\r\nsec-fetch-site: same-origin\r\ncontent-length: 100\r\n\r\ncode=`);
+      await eventually(() => server.logs.parsed().some((line) => line["msg"] === "page" && line["path"] === path && line["status"] === 499), { what: "the dropped post's access line" });
+      // Nothing is left to drain: the stop does not wait out its 60 s for the dropped connection.
+      stopping = server.gatehouse.close();
+      const outcome = await Promise.race([stopping.then(() => "stopped"), new Promise((resolve) => (timer = setTimeout(() => resolve("still draining"), 5_000)))]);
+      expect(outcome).toBe("stopped");
+    } finally {
+      clearTimeout(timer);
       await (stopping ?? server.gatehouse.close());
       rmSync(server.dataDir, { recursive: true, force: true });
     }
