@@ -7,7 +7,7 @@ import { SmtpService } from "../../gen/gatehouse/admin/v1/smtp_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { Clients } from "../support/clients.js";
 import { eventually } from "../support/eventually.js";
-import { startTestServer, TestClock } from "../support/server.js";
+import { startTestServer, TestClock, type TestServer } from "../support/server.js";
 import { startSmtpServer } from "../support/smtp.js";
 import { storedRows } from "../support/stored-rows.js";
 
@@ -48,10 +48,7 @@ describe("a server's start-up wiring", () => {
   });
 
   it("stops as soon as its connections are done after HTTP/2 calls, not at the drain's deadline", async () => {
-    const server = await startTestServer({ config: { shutdownTimeoutMs: 60_000 } });
-    let stopping: Promise<void> | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    try {
+    const outcome = await howStopEndsAfter(async (server) => {
       const session = http2.connect(server.url);
       const status = await new Promise<number | undefined>((resolve, reject) => {
         const stream = session.request({ ":method": "GET", ":path": "/healthz" });
@@ -61,23 +58,13 @@ describe("a server's start-up wiring", () => {
       });
       expect(status).toBe(200);
       await new Promise<void>((resolve) => session.close(() => resolve()));
-      // Nothing is left to drain: the stop does not wait out its 60 s (HTTP/2 requests are the sessions' to track).
-      stopping = server.gatehouse.close();
-      const outcome = await Promise.race([stopping.then(() => "stopped"), new Promise((resolve) => (timer = setTimeout(() => resolve("still draining"), 5_000)))]);
-      expect(outcome).toBe("stopped");
-    } finally {
-      clearTimeout(timer);
-      // A stop that did not finish in time (or never began) is awaited before the data dir goes.
-      await (stopping ?? server.gatehouse.close());
-      rmSync(server.dataDir, { recursive: true, force: true });
-    }
+    });
+    // Nothing is left to drain (HTTP/2 requests are the sessions' to track).
+    expect(outcome).toBe("stopped");
   });
 
   it("stops as soon as its connections are done after a client dropped its connection mid-request, not at the drain's deadline", async () => {
-    const server = await startTestServer({ config: { shutdownTimeoutMs: 60_000 } });
-    let stopping: Promise<void> | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    try {
+    const outcome = await howStopEndsAfter(async (server) => {
       // A form post whose body never comes in full: the request is in flight when the client goes, and the page's
       // access line (499) shows the server saw it end.
       const socket = connect(Number(new URL(server.url).port), "127.0.0.1");
@@ -85,15 +72,9 @@ describe("a server's start-up wiring", () => {
       const path = "/ui/login/mail/verification";
       socket.end(`POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/x-www-form-urlencoded\r\norigin: null\r\nsec-fetch-site: same-origin\r\ncontent-length: 100\r\n\r\ncode=`);
       await eventually(() => server.logs.parsed().some((line) => line["msg"] === "page" && line["path"] === path && line["status"] === 499), { what: "the dropped post's access line" });
-      // Nothing is left to drain: the stop does not wait out its 60 s for the dropped connection.
-      stopping = server.gatehouse.close();
-      const outcome = await Promise.race([stopping.then(() => "stopped"), new Promise((resolve) => (timer = setTimeout(() => resolve("still draining"), 5_000)))]);
-      expect(outcome).toBe("stopped");
-    } finally {
-      clearTimeout(timer);
-      await (stopping ?? server.gatehouse.close());
-      rmSync(server.dataDir, { recursive: true, force: true });
-    }
+    });
+    // Nothing is left to drain: the dropped connection is not counted again once its request ended.
+    expect(outcome).toBe("stopped");
   });
 
   it("deletes a sent mail's record once the configured retention (GATEHOUSE_MAIL_RETENTION_DAYS) has passed, not the default's", async () => {
@@ -119,3 +100,23 @@ describe("a server's start-up wiring", () => {
     }
   });
 });
+
+/**
+ * Starts a server whose drain may last 60 s, runs `work` against it, then stops it: "stopped" when the stop ended
+ * within 5 s (nothing was left to drain), "still draining" otherwise. The server is gone afterwards either way.
+ */
+async function howStopEndsAfter(work: (server: TestServer) => Promise<void>): Promise<string> {
+  const server = await startTestServer({ config: { shutdownTimeoutMs: 60_000 } });
+  let stopping: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await work(server);
+    stopping = server.gatehouse.close();
+    return await Promise.race([stopping.then(() => "stopped"), new Promise<string>((resolve) => (timer = setTimeout(() => resolve("still draining"), 5_000)))]);
+  } finally {
+    clearTimeout(timer);
+    // A stop that did not finish in time (or never began) is awaited before the data dir goes.
+    await (stopping ?? server.gatehouse.close());
+    rmSync(server.dataDir, { recursive: true, force: true });
+  }
+}
