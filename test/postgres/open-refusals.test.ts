@@ -1,3 +1,4 @@
+import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { openPostgresDatabase } from "../../src/startup/open-postgres.js";
 import { StartupError } from "../../src/startup/startup-error.js";
@@ -37,6 +38,40 @@ describe("a PostgreSQL database the server cannot take as it is", () => {
     const error = await refusal(shared.url);
     expect(error).toBeInstanceOf(StartupError);
     expect(error.message).toMatch(/^database postgres:\/\/gatehouse@db\/iam could not be opened or migrated \(42P07: .*instances.* already exists\)$/);
+    expect(error.cause).toBeDefined();
+  });
+
+  it("that does not exist: says so with PostgreSQL's code, and what to do", async () => {
+    const shared = await sharedDatabase(cleanups, "gatehouse-pg-missing-");
+    const url = new URL(shared.url);
+    url.pathname = "/gatehouse_no_such_database";
+    const error = await refusal(url.toString());
+    expect(error).toBeInstanceOf(StartupError);
+    expect(error.message).toBe("database postgres://gatehouse@db/iam does not exist (3D000): create it (createdb) or fix --database-url");
+    expect(error.cause).toBeDefined();
+  });
+
+  it("that refuses the login (a role it does not know): says so with PostgreSQL's code, and what to check", async () => {
+    const shared = await sharedDatabase(cleanups, "gatehouse-pg-login-");
+    const url = new URL(shared.url);
+    url.username = "gatehouse_no_such_role";
+    const error = await refusal(url.toString());
+    expect(error).toBeInstanceOf(StartupError);
+    expect(error.message).toBe("database postgres://gatehouse@db/iam refused the login (28000): check the user and password");
+    expect(error.cause).toBeDefined();
+  });
+
+  it("that nothing answers at: says it cannot be reached, and what to check", async () => {
+    // A port that was free a moment ago: nothing listens there.
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const error = await refusal(`postgres://postgres@127.0.0.1:${port}/gatehouse`);
+    expect(error).toBeInstanceOf(StartupError);
+    expect(error.message).toBe("database postgres://gatehouse@db/iam cannot be reached (ECONNREFUSED): check the host and port, and that PostgreSQL runs");
     expect(error.cause).toBeDefined();
   });
 });
