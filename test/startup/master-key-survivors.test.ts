@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { dataFiles } from "../../src/config.js";
-import { loadMasterKey } from "../../src/startup/master-key.js";
+import { loadMasterKey, loadSharedMasterKey } from "../../src/startup/master-key.js";
 import { StartupError } from "../../src/startup/startup-error.js";
 import { thrownBy } from "../support/thrown.js";
 import { useTempRoot } from "./data-dir.js";
@@ -47,5 +47,32 @@ describe("the padding of a key file", () => {
     const { masterKey, database } = newDataDir();
     writeFileSync(masterKey, `${encode(key)}\n`);
     expect(loadMasterKey(masterKey, database).equals(key)).toBe(true);
+  });
+});
+
+describe("the key file of a shared (PostgreSQL) database", () => {
+  // Every replica reads the same file and none generates one: the advice says so.
+  it("missing: refused with what every replica needs", () => {
+    const path = join(root(), "no-such-shared.key");
+    const error = thrownBy(StartupError, () => loadSharedMasterKey(path));
+    expect(error.message).toBe(
+      `master key ${path} cannot be read (ENOENT): every replica of a shared database needs the same key file (--master-key-file); check its path, owner and mode`,
+    );
+  });
+
+  it("not a key: refused with how to make one for every replica", () => {
+    const path = join(root(), "short-shared.key");
+    writeFileSync(path, `${randomBytes(16).toString("base64")}\n`);
+    const error = thrownBy(StartupError, () => loadSharedMasterKey(path));
+    expect(error.message).toBe(
+      `master key ${path} is not 32 base64-encoded bytes: give every replica the same key file, 32 base64-encoded bytes (e.g. \`openssl rand -base64 32\`)`,
+    );
+  });
+
+  it("a right one: its 32 bytes", () => {
+    const path = join(root(), "right-shared.key");
+    const key = randomBytes(32);
+    writeFileSync(path, `${key.toString("base64")}\n`);
+    expect(loadSharedMasterKey(path).equals(key)).toBe(true);
   });
 });
