@@ -21,7 +21,7 @@ describe("the page check beside the server", () => {
     const { logs, seen } = outcomeOf(() => Promise.resolve());
     await eventually(() => seen.checked === 1, { what: "the verdict" });
     expect(seen.damaged).toBe(0);
-    expect(logs.parsed().map((line) => [line.level, line.msg])).toEqual([[30, "database pages checked: intact"]]);
+    expect(logs.parsed().map((line) => [line.level, line.msg, line.database])).toEqual([[30, "database pages checked: intact", "/data/gatehouse.db"]]);
   });
 
   it("damaged (corrupt or no database): a fatal line naming the file and the backup, then the stop", async () => {
@@ -36,7 +36,7 @@ describe("the page check beside the server", () => {
   it("no verdict (the thread did not start, the file stayed locked): an error line only — no stop, no vouching", async () => {
     const { logs, seen } = outcomeOf(failing(Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" })));
     await eventually(() => logs.parsed().length === 1, { what: "the error line" });
-    expect(logs.parsed()[0]).toMatchObject({ level: 50, msg: expect.stringContaining("next start checks them first") });
+    expect(logs.parsed()[0]).toMatchObject({ level: 50, database: "/data/gatehouse.db", msg: expect.stringContaining("next start checks them first") });
     expect(seen).toEqual({ checked: 0, damaged: 0 });
   });
 
