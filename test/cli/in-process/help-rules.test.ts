@@ -110,4 +110,10 @@ describe("a failed backup or restore is one StartupError line, with the underlyi
     expect(error.cause).not.toBeInstanceOf(StartupError);
     expect(readdirSync(dataDir)).toEqual([]);
   });
+
+  it("import: takes one file, JSON Lines or CSV", async () => {
+    const help = await helpOf(["import", "--help"]);
+    expect(help).toMatch(/^Usage: gatehouse import \[options\] <file> /);
+    expect(help).toContain("Arguments: file JSON Lines (one CreateHumanUserRequest in its JSON form per line, plus externalId) or, ending in .csv, CSV with a header row");
+  });
 });
