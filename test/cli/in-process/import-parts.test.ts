@@ -209,6 +209,12 @@ describe("the rows of a file", () => {
     expect(await countRows(file, "csv")).toBe(3);
   });
 
+  it("gives the report a malformed CSV row as written: its cells separated by commas", async () => {
+    const file = write("surplus.csv", "user_name,email\nx,x@example.com,surplus\n");
+    const [row] = await rows(file);
+    expect(row).toMatchObject({ raw: "x,x@example.com,surplus", problem: { reason: "row.malformed", message: "the row has 3 fields, the header 2" } });
+  });
+
   it("reads only JSON objects as JSON Lines rows, says what else a line is, and takes CRLF line ends", async () => {
     const longKey = "k".repeat(1_000);
     const file = write("kinds.jsonl", ['{"userName":"crlf"}\r', "{\r", "42", "null", "[1]", `{"${longKey}":1}`].join("\n"));
