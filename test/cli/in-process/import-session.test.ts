@@ -107,11 +107,26 @@ describe("request messages", () => {
 
   it("leave rejected rows out, report them, and count them done in file order", async () => {
     const server = standIn();
-    const { ended, counts, reported } = session(rows(10, { bad: [1, 4, 10] }), server.client, { batchSize: 3 });
+    const { ended, counts, reported, errors } = session(rows(10, { bad: [1, 4, 10] }), server.client, { batchSize: 3 });
     expect(await ended).toBe("complete");
     expect(server.received.flatMap((r) => r.names)).toEqual(["u2", "u3", "u5", "u6", "u7", "u8", "u9"]);
     expect(reported).toEqual([1, 4, 10]);
     expect(counts).toMatchObject({ done: 10, created: 7, rejected: 3 });
+    // Each with the row's own problem, as a typed error the report can be read by, like the server's.
+    expect(errors[0]).toEqual({
+      code: "invalid_argument",
+      reason: "row.malformed",
+      message: "the line is not JSON",
+      fieldViolations: [{ field: "row", description: "the line is not JSON" }],
+    });
+  });
+
+  it("hold about a megabyte of row text at most, whatever the batch size", async () => {
+    // Rows of 256 KiB: the fourth makes a message's text exactly 1 MiB, and the message full.
+    const server = standIn();
+    const big = rows(10).map((row) => ({ ...row, size: 256 * 1024 }));
+    expect(await session(big, server.client, { batchSize: 1000 }).ended).toBe("complete");
+    expect(server.received.map((r) => r.names.length)).toEqual([4, 4, 2]);
   });
 });
 
