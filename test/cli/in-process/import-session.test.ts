@@ -141,16 +141,19 @@ describe("a user the server refused", () => {
       },
       u3: { code: "already_exists", message: "the user name is taken", errorInfo: { reason: "user.already_exists", metadata: { userName: "u3" } } },
       u4: "without an error",
+      // A server that leaves out the ErrorInfo (Gatehouse always sends one): the row is reported all the same.
+      u5: { code: "internal", message: "no info" },
     });
-    const { ended, counts, reported, errors } = session(rows(4), server.client);
+    const { ended, counts, reported, errors } = session(rows(5), server.client);
     expect(await ended).toBe("complete");
-    expect(reported).toEqual([2, 3, 4]);
+    expect(reported).toEqual([2, 3, 4, 5]);
     expect(errors).toEqual([
       { code: "invalid_argument", reason: "request.invalid", message: "invalid request: email.email: must be an email address", fieldViolations: [{ field: "email.email", description: "must be an email address" }] },
       { code: "already_exists", reason: "user.already_exists", message: "the user name is taken", metadata: { userName: "u3" }, fieldViolations: [] },
       { code: "unknown", reason: "", message: "", fieldViolations: [] },
+      { code: "internal", reason: "", message: "no info", fieldViolations: [] },
     ]);
-    expect(counts).toMatchObject({ done: 4, created: 1, rejected: 3 });
+    expect(counts).toMatchObject({ done: 5, created: 1, rejected: 4 });
   });
 });
 
