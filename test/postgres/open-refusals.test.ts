@@ -2,6 +2,7 @@ import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { openPostgresDatabase } from "../../src/startup/open-postgres.js";
 import { StartupError } from "../../src/startup/startup-error.js";
+import { PASSWORD_CHECKED_ROLE } from "../support/postgres-server.js";
 import { type Cleanups, sharedDatabase } from "../support/shared-database.js";
 
 // What opening a PostgreSQL database at start-up refuses, each as one line that names the database (without its
@@ -58,6 +59,19 @@ describe("a PostgreSQL database the server cannot take as it is", () => {
     const error = await refusal(url.toString());
     expect(error).toBeInstanceOf(StartupError);
     expect(error.message).toBe("database postgres://gatehouse@db/iam refused the login (28000): check the user and password");
+    expect(error.cause).toBeDefined();
+  });
+
+  it("that refuses the login (a wrong password): says so with PostgreSQL's code, and what to check", async () => {
+    const shared = await sharedDatabase(cleanups, "gatehouse-pg-password-");
+    await shared.sql.query(`DO $$ BEGIN CREATE ROLE ${PASSWORD_CHECKED_ROLE} LOGIN PASSWORD 'the-right-one'; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+    const url = new URL(shared.url);
+    url.username = PASSWORD_CHECKED_ROLE;
+    url.password = "a-wrong-one";
+    const error = await refusal(url.toString());
+    expect(error).toBeInstanceOf(StartupError);
+    expect(error.message).toBe("database postgres://gatehouse@db/iam refused the login (28P01): check the user and password");
+    expect(error.message).not.toContain("a-wrong-one");
     expect(error.cause).toBeDefined();
   });
 

@@ -55,6 +55,9 @@ function asServerUser(binary: string, args: string[]): [string, string[]] {
   return process.getuid?.() === 0 ? ["runuser", ["-u", SERVER_USER, "--", command, ...args]] : [command, args];
 }
 
+/** The one role of the test cluster whose password is checked (scram-sha-256); every other login is trusted. */
+export const PASSWORD_CHECKED_ROLE = "gatehouse_password_checked";
+
 /** Picks a directory and a port at once and starts the cluster in the background (see `started`). */
 export async function launchPostgresCluster(): Promise<PostgresCluster> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-pg-"));
@@ -86,6 +89,10 @@ export async function launchPostgresCluster(): Promise<PostgresCluster> {
     chmodSync(dir, 0o700);
     // initdb's own files need no sync (a crash during setup only fails the run); the server runs with fsync on.
     await run(...asServerUser("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C.utf8", "--no-sync"]));
+    // Every login is trusted, but for one role whose password is checked: the tests of a wrong password (28P01) log in
+    // as it. The first matching line of pg_hba.conf decides.
+    const hba = join(data, "pg_hba.conf");
+    writeFileSync(hba, `host all ${PASSWORD_CHECKED_ROLE} 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, "utf8")}`);
     const options = [
       "-c listen_addresses=127.0.0.1",
       `-c port=${port}`,
