@@ -208,6 +208,18 @@ describe("without an SMTP configuration", () => {
   });
 });
 
+describe("without an SMTP configuration, mails copied already", () => {
+  it("stay parked: a newer mail gets its copy in the next pass, however many are parked", async () => {
+    // Claims of two: three parked mails would fill every claim if a pass took them again.
+    const { worker, mailDir } = harness({ claimBatch: 2 });
+    for (let i = 0; i < 3; i++) await queueMail();
+    await eventually(async () => (await worker.runOnce(), readdirSync(mailDir).length === 3), { what: "the three mails to be copied" });
+    const newer = await queueMail();
+    await worker.runOnce();
+    expect(readdirSync(mailDir).filter((file) => file.endsWith(`-${newer}.eml`))).toHaveLength(1);
+  });
+});
+
 describe("a claim whose lease ended while its worker was sending", () => {
   it("is the other worker's to record: the first records nothing, logs that it lost the claim, and the mail is sent once on record", async () => {
     let release!: () => void;
