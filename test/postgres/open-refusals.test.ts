@@ -42,35 +42,24 @@ describe("a PostgreSQL database the server cannot take as it is", () => {
     expect(error.cause).toBeDefined();
   });
 
-  it("that does not exist: says so with PostgreSQL's code, and what to do", async () => {
-    const shared = await sharedDatabase(cleanups, "gatehouse-pg-missing-");
-    const url = new URL(shared.url);
-    url.pathname = "/gatehouse_no_such_database";
-    const error = await refusal(url.toString());
-    expect(error).toBeInstanceOf(StartupError);
-    expect(error.message).toBe("database postgres://gatehouse@db/iam does not exist (3D000): create it (createdb) or fix --database-url");
-    expect(error.cause).toBeDefined();
-  });
-
-  it("that refuses the login (a role it does not know): says so with PostgreSQL's code, and what to check", async () => {
-    const shared = await sharedDatabase(cleanups, "gatehouse-pg-login-");
-    const url = new URL(shared.url);
-    url.username = "gatehouse_no_such_role";
-    const error = await refusal(url.toString());
-    expect(error).toBeInstanceOf(StartupError);
-    expect(error.message).toBe("database postgres://gatehouse@db/iam refused the login (28000): check the user and password");
-    expect(error.cause).toBeDefined();
-  });
-
-  it("that refuses the login (a wrong password): says so with PostgreSQL's code, and what to check", async () => {
-    const shared = await sharedDatabase(cleanups, "gatehouse-pg-password-");
+  /** The refusal of a fresh test database's URL as `edit` changes it (another database, role or password). */
+  const refusalOfEdited = async (prefix: string, edit: (url: URL) => void) => {
+    const shared = await sharedDatabase(cleanups, prefix);
+    // The role whose password the test cluster checks (every other login is trusted), made once per cluster.
     await shared.sql.query(`DO $$ BEGIN CREATE ROLE ${PASSWORD_CHECKED_ROLE} LOGIN PASSWORD 'the-right-one'; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
     const url = new URL(shared.url);
-    url.username = PASSWORD_CHECKED_ROLE;
-    url.password = "a-wrong-one";
-    const error = await refusal(url.toString());
+    edit(url);
+    return refusal(url.toString());
+  };
+
+  it.each<[string, (url: URL) => void, string]>([
+    ["that does not exist", (url) => { url.pathname = "/gatehouse_no_such_database"; }, "does not exist (3D000): create it (createdb) or fix --database-url"],
+    ["that does not know the role", (url) => { url.username = "gatehouse_no_such_role"; }, "refused the login (28000): check the user and password"],
+    ["that checks the password, given a wrong one", (url) => { url.username = PASSWORD_CHECKED_ROLE; url.password = "a-wrong-one"; }, "refused the login (28P01): check the user and password"],
+  ])("%s: says so with PostgreSQL's code and what to do, never the password", async (_case, edit, says) => {
+    const error = await refusalOfEdited("gatehouse-pg-refused-", edit);
     expect(error).toBeInstanceOf(StartupError);
-    expect(error.message).toBe("database postgres://gatehouse@db/iam refused the login (28P01): check the user and password");
+    expect(error.message).toBe(`database postgres://gatehouse@db/iam ${says}`);
     expect(error.message).not.toContain("a-wrong-one");
     expect(error.cause).toBeDefined();
   });
