@@ -64,6 +64,16 @@ async function hasMutants(path, source) {
   return result.mutants.length > 0;
 }
 
+/** How many mutants Stryker makes of the group's files (its ignored ones too): what a run of the group carries. */
+export async function mutantCount(root, globs) {
+  let count = 0;
+  for (const path of mutatedFiles(root, globs)) {
+    const result = await new Instrumenter(logger).instrument([{ name: path, content: readFileSync(join(root, path), "utf8"), mutate: true }], { plugins: null, excludedMutations: [], ignorers: [], noHeader: true });
+    count += result.mutants.length;
+  }
+  return count;
+}
+
 const read = (root, path) => (existsSync(join(root, path)) ? readFileSync(join(root, path), "utf8") : undefined);
 
 /**

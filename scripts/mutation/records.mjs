@@ -67,3 +67,26 @@ export function splitRecord(record, groups, groupOf) {
     ]),
   );
 }
+
+/**
+ * The groups to run, in runs of at most `limit` mutants each (in the order given; a group larger than the limit runs
+ * alone). A dry run keeps every test's coverage of every mutant: 5 953 mutants and 3 044 tests outgrew the test
+ * runner's 8 GB heap, 2 700 did not.
+ */
+export function batchesOf(groups, mutantsOf, limit) {
+  const batches = [];
+  let current = [];
+  let size = 0;
+  for (const group of groups) {
+    const count = mutantsOf(group);
+    if (current.length > 0 && size + count > limit) {
+      batches.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(group);
+    size += count;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}

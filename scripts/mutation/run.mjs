@@ -1,13 +1,14 @@
-// `npm run test:mutation [-- [--force] group…]`: runs Stryker once for the named groups of stryker.config.mjs, or for
-// every group whose committed record no longer describes its code and tests (freshness.mjs), then prints the score per
+// `npm run test:mutation [-- [--force] group…]`: runs Stryker for the named groups of stryker.config.mjs, or for every
+// group whose committed record no longer describes its code and tests (freshness.mjs), as few runs as the runner's
+// memory allows (groups together up to MUTANTS_PER_RUN mutants), then prints the score per
 // folder over every group's record and fails below the thresholds. Each group's record (its incremental file) is
 // rewritten when the run ends.
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { MUTATION_GROUPS, NOT_MUTATED, runName } from "../../stryker.config.mjs";
-import { groupOfFile, staleness } from "./freshness.mjs";
-import { mergeRecords, splitRecord } from "./records.mjs";
+import { groupOfFile, mutantCount, staleness } from "./freshness.mjs";
+import { batchesOf, mergeRecords, splitRecord } from "./records.mjs";
 
 // `--force` re-tests every mutant of the named groups: Stryker's incremental mode sees changes to src/ and to the
 // tests themselves, not to shared test helpers (test/support), so run the affected groups with it after such a change.
@@ -39,20 +40,21 @@ for (const group of groups) {
   }
 }
 
-let failed = false;
-if (toRun.length > 0) {
-  // One Stryker run for all of them: its dry run (the whole suite with coverage) is paid once. Several groups share a
-  // merged record, split back into theirs when the run ends (even when it ends under the break threshold: the record
-  // is still the truth about the code).
-  const combined = toRun.length > 1 ? `reports/mutation/${runName(toRun)}.incremental.json` : undefined;
+/**
+ * Runs the groups in one Stryker run: its dry run (the whole suite with coverage) is paid once. Several groups share a
+ * merged record, split back into theirs when the run ends (even when it ends under the break threshold: the record is
+ * still the truth about the code). Answers whether Stryker succeeded.
+ */
+function runTogether(list) {
+  const combined = list.length > 1 ? `reports/mutation/${runName(list)}.incremental.json` : undefined;
   if (combined !== undefined) {
-    const records = toRun.filter((group) => existsSync(recordOf(group))).map((group) => JSON.parse(readFileSync(recordOf(group), "utf8")));
+    const records = list.filter((group) => existsSync(recordOf(group))).map((group) => JSON.parse(readFileSync(recordOf(group), "utf8")));
     mkdirSync(dirname(combined), { recursive: true });
     if (records.length > 0) writeFileSync(combined, JSON.stringify(mergeRecords(process.cwd(), records)));
     else rmSync(combined, { force: true });
   }
   const started = Date.now();
-  console.log(`\n== mutation groups ${toRun.join(", ")}: one Stryker run`);
+  console.log(`\n== mutation groups ${list.join(", ")}: one Stryker run`);
   // The tests' data dirs (os.tmpdir()) go to a RAM-backed filesystem when the machine has one: a surviving mutant
   // re-runs hundreds of tests whose every commit waits for its fsync on disk, and the cores idle meanwhile (the
   // authorization matrix alone: 40 s on disk, 22 s on /dev/shm, the same CPU time). `npm test` keeps the disk.
@@ -61,16 +63,24 @@ if (toRun.length > 0) {
   if (scratch !== undefined) chmodSync(scratch, 0o1777);
   const run = spawnSync("npx", ["stryker", "run", ...(force ? ["--force"] : [])], {
     stdio: "inherit",
-    env: { ...process.env, GATEHOUSE_MUTATION_GROUP: toRun.join(","), ...(scratch !== undefined ? { TMPDIR: scratch } : {}) },
+    env: { ...process.env, GATEHOUSE_MUTATION_GROUP: list.join(","), ...(scratch !== undefined ? { TMPDIR: scratch } : {}) },
   });
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
-  console.log(`== mutation groups ${toRun.join(", ")} took ${Math.round((Date.now() - started) / 1000)} s (exit ${run.status})`);
+  console.log(`== mutation groups ${list.join(", ")} took ${Math.round((Date.now() - started) / 1000)} s (exit ${run.status})`);
   if (combined !== undefined && existsSync(combined) && statSync(combined).mtimeMs >= started) {
-    const groupOf = groupOfFile(MUTATION_GROUPS);
-    const parts = splitRecord(JSON.parse(readFileSync(combined, "utf8")), toRun, groupOf);
+    const parts = splitRecord(JSON.parse(readFileSync(combined, "utf8")), list, groupOfFile(MUTATION_GROUPS));
     for (const [group, record] of Object.entries(parts)) writeFileSync(recordOf(group), `${JSON.stringify(record, null, 2)}\n`);
   }
-  if (run.status !== 0) failed = true;
+  return run.status === 0;
+}
+
+// Runs of at most MUTANTS_PER_RUN mutants (records.mjs batchesOf says why).
+const MUTANTS_PER_RUN = 3_000;
+const counts = new Map();
+for (const group of toRun) counts.set(group, await mutantCount(process.cwd(), [...MUTATION_GROUPS[group], ...NOT_MUTATED]));
+let failed = false;
+for (const list of batchesOf(toRun, (group) => counts.get(group), MUTANTS_PER_RUN)) {
+  if (!runTogether(list)) failed = true;
 }
 
 // The records, not the HTML/JSON reports: they are committed, so the score of a clean clone is the score of its code.

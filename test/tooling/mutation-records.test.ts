@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { groupOfFile } from "../../scripts/mutation/freshness.mjs";
-import { mergeRecords, splitRecord } from "../../scripts/mutation/records.mjs";
+import { batchesOf, mergeRecords, splitRecord } from "../../scripts/mutation/records.mjs";
 
 type Mutant = { id: string; status: string; killedBy?: string[]; coveredBy?: string[] };
 type Record = {
@@ -109,5 +109,14 @@ describe("the group of a file", () => {
     expect(groupOf("src/x/deep/file.ts")).toBe("a");
     expect(groupOf("src/app.ts")).toBe("b");
     expect(groupOf("src/y/file.ts")).toBeUndefined();
+  });
+});
+
+describe("the runs of several stale groups", () => {
+  const sizes: { [group: string]: number } = { a: 2_000, b: 600, c: 700, d: 3_500, e: 100 };
+  it("hold the groups in order, as many as stay within the limit of mutants, and a group over it alone", () => {
+    expect(batchesOf(["a", "b", "c", "d", "e"], (group) => sizes[group]!, 3_000)).toEqual([["a", "b"], ["c"], ["d"], ["e"]]);
+    expect(batchesOf(["b", "c", "e"], (group) => sizes[group]!, 3_000)).toEqual([["b", "c", "e"]]);
+    expect(batchesOf([], (group) => sizes[group]!, 3_000)).toEqual([]);
   });
 });
