@@ -1,9 +1,9 @@
-// Mutation testing (issue 11): `npm run test:mutation` (scripts/mutation/run.mjs) runs Stryker once per group of
-// files below, then prints the score per folder and fails under the thresholds (scripts/mutation/score-by-folder.mjs).
-// Stryker mutates src/, runs only the tests that cover each mutant (per-test coverage), and keeps what it learned in
-// a committed incremental file per group, so a run after a small change re-tests only the mutants whose code or
-// covering tests changed. Groups keep each run's result durable on its own: a full run of all of src/ takes hours
-// on two cores, and an interrupted run would otherwise keep nothing.
+// Mutation testing (issue 11): `npm run test:mutation` (scripts/mutation/run.mjs) runs Stryker for the groups of
+// files below whose records are stale (several together, up to 3 000 mutants a run), then prints the score per folder
+// and fails under the thresholds (scripts/mutation/score-by-folder.mjs). Stryker mutates src/, runs only the tests that
+// cover each mutant (per-test coverage), and keeps what it learned in a committed incremental file per group, so a run
+// after a small change re-tests only the mutants whose code or covering tests changed. The groups are small enough for
+// one to end within a few hours on two cores: an interrupted run keeps nothing.
 // GATEHOUSE_MUTATION_GROUP picks the group, or groups separated by commas (default: all groups' files in one run).
 
 /**
