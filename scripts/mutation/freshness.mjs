@@ -60,17 +60,19 @@ const logger = { isTraceEnabled: quiet, isDebugEnabled: quiet, isInfoEnabled: qu
  * `as const`), so only its own instrumenter can tell such a file from a new one it has not seen.
  */
 async function hasMutants(path, source) {
+  return (await mutantsIn(path, source)) > 0;
+}
+
+/** How many mutants Stryker's instrumenter makes of one file's source. */
+async function mutantsIn(path, source) {
   const result = await new Instrumenter(logger).instrument([{ name: path, content: source, mutate: true }], { plugins: null, excludedMutations: [], ignorers: [], noHeader: true });
-  return result.mutants.length > 0;
+  return result.mutants.length;
 }
 
 /** How many mutants Stryker makes of the group's files (its ignored ones too): what a run of the group carries. */
 export async function mutantCount(root, globs) {
   let count = 0;
-  for (const path of mutatedFiles(root, globs)) {
-    const result = await new Instrumenter(logger).instrument([{ name: path, content: readFileSync(join(root, path), "utf8"), mutate: true }], { plugins: null, excludedMutations: [], ignorers: [], noHeader: true });
-    count += result.mutants.length;
-  }
+  for (const path of mutatedFiles(root, globs)) count += await mutantsIn(path, readFileSync(join(root, path), "utf8"));
   return count;
 }
 
