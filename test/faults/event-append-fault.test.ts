@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { failure } from "../support/errors.js";
+import { endOpenBatches } from "../../src/store/sqlite/commit-batches.js";
 import { useTestServer } from "../support/server.js";
 
 /**
@@ -14,7 +15,12 @@ import { useTestServer } from "../support/server.js";
  */
 const t = useTestServer();
 const FAULT = "fault_abort_event_append";
-const database = () => new Database(join(t.server.dataDir, "gatehouse.db"));
+// The in-process server's open write batch holds SQLite's write lock until its turn ends, which a connection on this
+// same thread cannot wait for: it is committed first (commit-batches.ts).
+const database = () => {
+  endOpenBatches();
+  return new Database(join(t.server.dataDir, "gatehouse.db"));
+};
 const users = () => t.clients.client(UserService, "connect-json-http1", { token: t.server.adminToken });
 
 function failAppendOf(eventType: string) {

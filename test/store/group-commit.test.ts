@@ -11,7 +11,8 @@ import type { Commit } from "../../src/store/commit.js";
 
 // Group commit (issue 12): with synchronous FULL (the default) a write is acknowledged only after a sync of the
 // database log that started after its commit, and the commits that arrive while a sync runs share the next one.
-// Each commit is still its own transaction: one that fails rolls back alone with its own error.
+// The commits of one turn of the event loop share one transaction, each in its own savepoint: one that fails rolls
+// back alone with its own error (commit-batches.test.ts has the batches themselves).
 
 let dir: string;
 let store: Store | undefined;
@@ -195,20 +196,22 @@ describe("group commit (synchronous FULL)", () => {
     expect(barrier.done).toBe(true);
   });
 
-  it("a read right after this store's own commit, in the same turn of the event loop, shows it (the commit ends the read snapshot)", async () => {
+  it("a read right after this store's own commit, in the same turn of the event loop, shows it; other connections see it when the turn's batch commits", async () => {
     const s = openStore("FULL");
     await s.commit(setUp);
     expect(await s.findUserById("r1")).toBeUndefined();
     const write = s.commit(addUser("r1"));
-    // Committed for everyone at once, not at the end of the turn: another connection sees it before any await.
     const other = new Database(path(), { readonly: true });
     try {
-      expect(other.prepare("SELECT user_name FROM users WHERE id = 'r1'").pluck().get()).toBe("r1");
+      const seenByOther = () => other.prepare("SELECT user_name FROM users WHERE id = 'r1'").pluck().get();
+      // Applied in the turn's transaction: this store's reads see it, another connection not before the batch commits.
+      expect((await s.findUserById("r1"))?.userName).toBe("r1");
+      expect(seenByOther()).toBeUndefined();
+      await write;
+      expect(seenByOther()).toBe("r1");
     } finally {
       other.close();
     }
-    expect((await s.findUserById("r1"))?.userName).toBe("r1");
-    await write;
     // And the store writes again after reads of the same turn (no write runs inside a read snapshot).
     expect(await s.findUserById("r2")).toBeUndefined();
     await s.commit(addUser("r2"));

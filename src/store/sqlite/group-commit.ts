@@ -3,10 +3,11 @@ import { DomainError } from "../../domain/errors.js";
 /**
  * Group commit: the disk sync that makes commits durable is shared by every commit applied since the last one.
  *
- * Each commit is applied at once and in its own transaction, in the same turn of the event loop as the reads its
- * command made — so commands never interleave between their reads and their writes, and nobody sees rows that are
- * not committed. What is deferred is only the sync: SQLite writes the commit to its log (WAL) without syncing it
- * (db.ts), and `durable()` waits for a sync of the log that started after every commit noted so far. Syncs run off
+ * Each commit is applied at once, in the same turn of the event loop as the reads its command made — so commands
+ * never interleave between their reads and their writes — in the transaction that turn's commits share
+ * (commit-batches.ts), which commits when the turn ends. What is deferred past that is the sync: SQLite writes the
+ * transaction to its log (WAL) without syncing it (db.ts), and `durable()` waits for a sync of the log that started
+ * after every commit noted so far. Syncs run off
  * the event loop (libuv's thread pool), one at a time; the commits noted while one runs are made durable together
  * by the next. Under load one sync serves many writes; without load a write waits for one sync, as before, but
  * without holding the event loop while the disk works.
@@ -61,9 +62,9 @@ export function createGroupSync(sync: () => Promise<void>, options: { onSync?: (
     refuseIfFailed(): void {
       if (failure) throw failure;
     },
-    /** A commit was applied (written to the log, not synced). */
-    noteCommit(): void {
-      noted += 1;
+    /** A commit (or `commits` of them, one batch) was applied: written to the log, not synced. */
+    noteCommit(commits = 1): void {
+      noted += commits;
     },
     /** Resolves once every commit noted before the call is durable (at once when none waits for its sync). */
     durable(): Promise<void> {

@@ -43,7 +43,8 @@ export function createReadWindows(sqlite: Database.Database, onOtherCommits: () 
   return {
     /** Makes sure a window is open: every read of the store runs after this, in the same synchronous stretch. */
     enter(): void {
-      if (open) return;
+      // Inside this connection's open write batch (commit-batches.ts), reads run in its transaction and see its commits.
+      if (open || sqlite.inTransaction) return;
       begin.run();
       open = true;
       setImmediate(close);

@@ -3,6 +3,7 @@ import type { StoredEvent } from "../../events/event.js";
 import { toDomainError } from "./sqlite-errors.js";
 import { databaseFile, type GatehouseDb, openLogSync, type SqliteOptions, syncsLog } from "./db.js";
 import { createGroupSync } from "./group-commit.js";
+import { createCommitBatches } from "./commit-batches.js";
 import { createReadWindows } from "./read-window.js";
 import { and, eq, getTableColumns, sql } from "drizzle-orm";
 import { masterKeyProbe, outbox } from "./schema/index.js";
@@ -14,9 +15,9 @@ import type { OutboxClaim, Store } from "../store.js";
 import { changesAccess, checkExpectation, type Commit } from "../commit.js";
 
 /**
- * The write side of the SQLite store: commits (one short synchronous transaction each, BEGIN IMMEDIATE … COMMIT,
- * no await inside), their durability (group commit, group-commit.ts), and the access version that cached
- * principals are checked against.
+ * The write side of the SQLite store: commits (each a savepoint, synchronous, no await inside, in the transaction its
+ * turn of the event loop shares: commit-batches.ts), their durability (the log's sync shared too: group-commit.ts), and
+ * the access version that cached principals are checked against.
  */
 export function createSqliteCommits(
   sqlite: Database.Database,
@@ -27,8 +28,9 @@ export function createSqliteCommits(
   const file = databaseFile(sqlite);
   const log = syncsLog(options.synchronous) ? openLogSync(sqlite) : undefined;
   const applyWrite = createSqliteWrites(db);
+  // Called inside the turn's batch, so better-sqlite3 runs it as a savepoint: it rolls back alone when it throws.
   const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
-    // Before any write, in the transaction (BEGIN IMMEDIATE: no other writer between this read and the commit).
+    // Before any write, in the batch's transaction (BEGIN IMMEDIATE: no other writer between this read and the commit).
     if (commit.expect) checkExpectation(commit.expect, eventLog.span(commit.expect.aggregateType, commit.expect.aggregateId)?.last.sequence ?? 0);
     for (const write of commit.writes) applyWrite(write);
     const context = { instanceId: commit.instanceId, actor: commit.actor, at: commit.at };
@@ -45,6 +47,25 @@ export function createSqliteCommits(
   // it (one sync flushes the whole file).
   let accessVersion = 0;
   const windows = createReadWindows(sqlite, () => groupSync?.noteCommit());
+  const batches = createCommitBatches(sqlite, {
+    // The batch's snapshot is the newest: it may show other connections' commits, which the next sync must cover.
+    opened: windows.noteOtherCommits,
+    // Its sync starts at once, so that a close waiting for the syncs in flight (groupSync.idle) waits for it too.
+    committed: (commits) => {
+      groupSync?.noteCommit(commits);
+      groupSync?.durable().catch(() => {});
+    },
+    // Principals may have been read (and cached) from the lost rows.
+    lost: () => {
+      accessVersion += 1;
+    },
+  });
+  /** The store's own writes (one statement each, not a command's commit): in the turn's batch like the commits. */
+  const upkeep = <T>(statement: () => T) => {
+    groupSync?.refuseIfFailed();
+    windows.close();
+    return batches.apply(statement);
+  };
   // The migrations just applied were written without a sync: the first barrier makes them durable.
   groupSync?.noteCommit();
 
@@ -53,22 +74,24 @@ export function createSqliteCommits(
       groupSync?.refuseIfFailed();
       // A write cannot run inside the open read snapshot (it would become a nested savepoint on a stale snapshot).
       windows.close();
-      let stored: StoredEvent[];
+      let applied: { result: StoredEvent[]; committed: Promise<void> };
       try {
-        stored = commitTransaction.immediate(commit);
+        applied = batches.apply(() => commitTransaction(commit));
       } catch (error) {
         // A refusal (a conflict, a stale expectation) may come from another process's commit that is not synced yet:
         // the answer waits for it like any other (the durability barrier), so note it.
         windows.noteOtherCommits();
         throw toDomainError(error);
       }
-      groupSync?.noteCommit();
-      // Committed, so visible: cached principals go now, not once the commit is durable.
+      // Applied, so visible to this connection's reads: cached principals go now, not once the commit is durable.
       if (changesAccess(commit)) accessVersion += 1;
+      await mapped(applied.committed);
       await groupSync?.durable();
-      return stored;
+      return applied.result;
     },
     async durable() {
+      const batch = batches.committed();
+      if (batch) await mapped(batch);
       await groupSync?.durable();
     },
     // In-process: this process's count and the other connections' commits seen by the read window the principal is
@@ -79,48 +102,44 @@ export function createSqliteCommits(
     },
     enterReads: windows.enter,
     async setMasterKeyProbe(sealed) {
-      groupSync?.refuseIfFailed();
-      windows.close();
-      db.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing().run();
-      groupSync?.noteCommit();
+      await mapped(upkeep(() => db.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing().run()).committed);
       await groupSync?.durable();
     },
     async claimDueOutbox(claim) {
-      groupSync?.refuseIfFailed();
-      windows.close();
-      const claimed = db
-        .update(outbox)
-        .set({ claimedBy: claim.owner, claimedUntil: claim.now + claim.leaseMs })
-        .where(sql`rowid IN (${claimableOutbox(claim)})`)
-        .returning({ ...getTableColumns(outbox), position: sql<number>`rowid` })
-        .all();
       // Not awaited: a claim lost to a power cut is only claimed again; the worker waits for durability before it sends.
-      groupSync?.noteCommit();
+      const claimed = upkeep(() =>
+        db
+          .update(outbox)
+          .set({ claimedBy: claim.owner, claimedUntil: claim.now + claim.leaseMs })
+          .where(sql`rowid IN (${claimableOutbox(claim)})`)
+          .returning({ ...getTableColumns(outbox), position: sql<number>`rowid` })
+          .all(),
+      ).result;
       return claimed.sort((a, b) => a.position - b.position).map(({ position: _position, ...row }) => row);
     },
     async releaseOutboxClaims(owner) {
-      groupSync?.refuseIfFailed();
-      windows.close();
-      db.update(outbox)
-        .set({ claimedBy: null, claimedUntil: null })
-        .where(and(eq(outbox.claimedBy, owner), eq(outbox.status, "pending")))
-        .run();
-      groupSync?.noteCommit();
+      upkeep(() =>
+        db
+          .update(outbox)
+          .set({ claimedBy: null, claimedUntil: null })
+          .where(and(eq(outbox.claimedBy, owner), eq(outbox.status, "pending")))
+          .run(),
+      );
     },
     async pruneFinishedOutbox(filter) {
-      groupSync?.refuseIfFailed();
-      windows.close();
-      const { changes } = db
-        .delete(outbox)
-        .where(sql`rowid IN (SELECT rowid FROM outbox WHERE status IN ('sent', 'failed') AND created_at < ${filter.queuedBefore} ORDER BY status, created_at LIMIT ${filter.limit})`)
-        .run();
       // Not awaited: a deletion lost to a power cut is only made again by the next sweep.
-      groupSync?.noteCommit();
-      return changes;
+      return upkeep(() =>
+        db
+          .delete(outbox)
+          .where(sql`rowid IN (SELECT rowid FROM outbox WHERE status IN ('sent', 'failed') AND created_at < ${filter.queuedBefore} ORDER BY status, created_at LIMIT ${filter.limit})`)
+          .run(),
+      ).result.changes;
     },
     async close() {
       // A sync in flight finishes first; after a failed sync the database is left as it is on disk (no closing
-      // checkpoint from the page cache): the process stops and the next start recovers the log.
+      // checkpoint from the page cache): the process stops and the next start recovers the log. An open batch commits
+      // first, and its sync starts with it.
+      batches.end();
       await groupSync?.idle();
       windows.close();
       if (groupSync?.failed()) return;
@@ -142,6 +161,12 @@ export function createSqliteCommits(
     },
   };
 }
+
+/** A batch's commit, failing as the store's errors do when the batch is lost. */
+const mapped = (committed: Promise<void>) =>
+  committed.catch((error: unknown) => {
+    throw toDomainError(error);
+  });
 
 /** A message row `alias` still queued for delivery: pending, and not parked as copied when the claim skips those. */
 const queued = (alias: string, claim: OutboxClaim) =>

@@ -1,0 +1,120 @@
+import type Database from "better-sqlite3";
+
+/**
+ * Group commit, the transaction half (the sync half is group-commit.ts): the commands' commits of one turn of the
+ * event loop are applied in one SQLite transaction, each in its own savepoint.
+ *
+ * The first commit of a turn opens the batch (BEGIN IMMEDIATE); each commit runs at once in a savepoint of it, in the
+ * same synchronous stretch as the reads its command made, so commands still never interleave between their reads and
+ * their writes; a commit that fails rolls back to its savepoint alone and gets its own error. The batch commits when
+ * the turn is over (setImmediate), or when the connection closes. (The store's own upkeep writes — outbox claims,
+ * sweeps — are members too, each one statement.) Its members learn of the commit through `committed`, and are acknowledged only once the log is synced after it (the sync half). One
+ * transaction per turn instead of one per commit saves SQLite's per-transaction work (the locks, the log's commit
+ * frame, the pages two commits both touch written once).
+ *
+ * No await happens inside the transaction's own work: it stays open only until the turn ends, never across a wait for
+ * the disk, the network or a thread. Reads of the same turn run in it and see its commits, which are not durable yet —
+ * as they saw the previous design's commits before their sync: every answer waits for `committed` (through the
+ * store's durability barrier), so nothing leaves the process that a lost batch would take back.
+ *
+ * A batch is lost when SQLite rolls the whole transaction back (an I/O error or a full disk may do that inside a
+ * statement) or its COMMIT fails: every member then fails with that error, none is acknowledged.
+ *
+ * An open batch holds SQLite's write lock until its turn ends. Another process waits for it (busy_timeout); another
+ * connection of this process would wait on this very thread, which cannot end the turn meanwhile — so a batch that
+ * opens first ends every other connection's open batch (`endOpenBatches`), and a test that writes through a
+ * connection of its own beside an in-process server calls `endOpenBatches` first.
+ */
+export function createCommitBatches(sqlite: Database.Database, hooks: { opened(): void; committed(commits: number): void; lost(): void }) {
+  const begin = sqlite.prepare("BEGIN IMMEDIATE");
+  const commit = sqlite.prepare("COMMIT");
+  const rollback = sqlite.prepare("ROLLBACK");
+  let open: Batch | undefined;
+  const endOpen = () => end(open);
+
+  const lose = (batch: Batch, error: unknown) => {
+    open = undefined;
+    openBatches.delete(endOpen);
+    if (sqlite.inTransaction) rollback.run();
+    hooks.lost();
+    batch.reject(error);
+  };
+
+  const end = (batch: Batch | undefined) => {
+    // A batch ended early (or lost) is not ended again by its turn's callback.
+    if (batch === undefined || batch !== open) return;
+    try {
+      commit.run();
+    } catch (error) {
+      lose(batch, error);
+      return;
+    }
+    open = undefined;
+    openBatches.delete(endOpen);
+    hooks.committed(batch.commits);
+    batch.resolve();
+  };
+
+  return {
+    /**
+     * Runs `apply` (synchronous; a better-sqlite3 transaction function, which nests as a savepoint) in the turn's batch,
+     * opened first if none is. Throws what `apply` throws. `committed` resolves once the batch is committed, and rejects
+     * when it is lost.
+     */
+    apply<T>(apply: () => T): { result: T; committed: Promise<void> } {
+      if (!open) {
+        endOpenBatches();
+        begin.run();
+        const batch = newBatch();
+        open = batch;
+        openBatches.add(endOpen);
+        setImmediate(() => end(batch));
+        hooks.opened();
+      }
+      const batch = open;
+      try {
+        const result = apply();
+        batch.commits += 1;
+        return { result, committed: batch.done };
+      } catch (error) {
+        // SQLite rolled the whole transaction back, not just this savepoint: the batch's earlier commits are gone too.
+        if (!sqlite.inTransaction) lose(batch, error);
+        throw error;
+      }
+    },
+    /** The open batch's commit (its rows may have been read: resolves once committed, rejects if lost), if one is open. */
+    committed(): Promise<void> | undefined {
+      return open?.done;
+    },
+    /** Commits the open batch now: before the connection closes. */
+    end: endOpen,
+  };
+}
+
+/** How to end each connection's open batch, in this process (this thread: a module instance per worker). */
+const openBatches = new Set<() => void>();
+
+/** Commits every open batch of this process now (see createCommitBatches). */
+export function endOpenBatches(): void {
+  for (const endOne of [...openBatches]) endOne();
+}
+
+interface Batch {
+  /** How many commits it holds (the failed ones rolled back to their savepoints are not counted). */
+  commits: number;
+  done: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+function newBatch(): Batch {
+  let resolve = () => {};
+  let reject: (error: unknown) => void = () => {};
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A lost batch nobody waits on any more (its members' calls ended) is no unhandled rejection: each member handles it.
+  done.catch(() => {});
+  return { commits: 0, done, resolve, reject };
+}
