@@ -80,9 +80,15 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     const onSync = (commits: number) => metrics.commitsPerSync.observe(commits);
     // The disk refused to make writes durable: nothing written since can be trusted to be on disk. Stop at once,
     // without closing the database (a close would checkpoint from memory); the next start recovers from the disk.
-    // Stryker disable BlockStatement,ObjectLiteral,StringLiteral: runs only when the disk fails a sync, and then stops the process; the store's refusal of every later write is tested (test/store/group-commit.test.ts)
+    // Stryker disable BlockStatement,ObjectLiteral,StringLiteral: these run only when the disk fails a sync or a commit, and then stop the process; the store's refusal of every later write is tested (test/store/group-commit.test.ts, commit-batches.test.ts)
     const onSyncFailure = (error: unknown) => {
       logger.fatal({ err: error }, "the database log could not be synced to disk: stopping; check the disk, and reboot before restarting if it failed");
+      process.exit(1);
+    };
+    // A batch of writes was rolled back whole (a full or failing disk): none of its writes was acknowledged, but calls
+    // may have read its rows; the store now refuses everything, and the process stops so that a restart starts clean.
+    const onBatchLost = (error: unknown) => {
+      logger.fatal({ err: error }, "a batch of writes could not be committed: stopping; none of its writes was acknowledged; check the disk (space, errors) before restarting");
       process.exit(1);
     };
     // Stryker restore BlockStatement,ObjectLiteral,StringLiteral
@@ -93,7 +99,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     const opened = config.database
       ? await openPostgresDatabase(config.database)
       : openDatabase(
-          () => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onSync, onSyncFailure, pagesChecked: () => pagesChecked }),
+          () => createSqliteStore({ path: files.database, synchronous: config.dbSynchronous, busyTimeoutMs: 5_000, onSync, onSyncFailure, onBatchLost, pagesChecked: () => pagesChecked }),
           files.database,
           {
             checkLater: (check) => {

@@ -4,8 +4,8 @@ import type Database from "better-sqlite3";
  * Group commit, the transaction half (the sync half is group-commit.ts): the commands' commits of one turn of the
  * event loop are applied in one SQLite transaction, each in its own savepoint.
  *
- * The first commit of a turn opens the batch (BEGIN IMMEDIATE); each commit runs at once in a savepoint of it, in the
- * same synchronous stretch as the reads its command made, so commands still never interleave between their reads and
+ * The first commit of a turn opens the batch (BEGIN IMMEDIATE); each later one runs in a savepoint of it; each at once,
+ * in the same synchronous stretch as the reads its command made, so commands still never interleave between their reads and
  * their writes; a commit that fails rolls back to its savepoint alone and gets its own error. The batch commits when
  * the turn is over (setImmediate), or when the connection closes. (The store's own upkeep writes — outbox claims,
  * sweeps — are members too, each one statement.) Its members learn of the commit through `committed`, and are acknowledged only once the log is synced after it (the sync half). One
@@ -18,26 +18,36 @@ import type Database from "better-sqlite3";
  * store's durability barrier), so nothing leaves the process that a lost batch would take back.
  *
  * A batch is lost when SQLite rolls the whole transaction back (an I/O error or a full disk may do that inside a
- * statement) or its COMMIT fails: every member then fails with that error, none is acknowledged.
+ * statement) or its COMMIT fails: every member then fails, none is acknowledged. Reads may already have shown its
+ * rows to calls still running, so the store treats that like a failed sync: it refuses everything from then on and
+ * the process stops (sqlite-commits.ts).
  *
- * An open batch holds SQLite's write lock until its turn ends. Another process waits for it (busy_timeout); another
- * connection of this process would wait on this very thread, which cannot end the turn meanwhile — so a batch that
- * opens first ends every other connection's open batch (`endOpenBatches`), and a test that writes through a
- * connection of its own beside an in-process server calls `endOpenBatches` first.
+ * An open batch holds SQLite's write lock until its turn ends. Another process waits for it (busy_timeout), but
+ * SQLite's busy handler polls, and under a steady write load the lock is free only between a batch's commit and the
+ * next turn's first write: a writer beside a busy server (`gatehouse recover-admin`) may run out of its timeout
+ * (README). Another connection of this process would wait on this very thread, which cannot end the turn meanwhile —
+ * so a batch that opens first ends every other connection's open batch (`endOpenBatches`), and a test that writes
+ * through a connection of its own beside an in-process server calls `endOpenBatches` first.
  */
-export function createCommitBatches(sqlite: Database.Database, hooks: { opened(): void; committed(commits: number): void; lost(): void }) {
+export function createCommitBatches(sqlite: Database.Database, hooks: { opened(): void; committed(commits: number): void; lost(error: unknown): unknown }) {
   const begin = sqlite.prepare("BEGIN IMMEDIATE");
   const commit = sqlite.prepare("COMMIT");
   const rollback = sqlite.prepare("ROLLBACK");
+  const savepoint = sqlite.prepare("SAVEPOINT batched_commit");
+  const release = sqlite.prepare("RELEASE batched_commit");
+  const rollbackTo = sqlite.prepare("ROLLBACK TO batched_commit");
   let open: Batch | undefined;
   const endOpen = () => end(open);
 
+  /** Every member fails with what `hooks.lost` makes of the error, even if the rollback itself fails too. */
   const lose = (batch: Batch, error: unknown) => {
     open = undefined;
     openBatches.delete(endOpen);
-    if (sqlite.inTransaction) rollback.run();
-    hooks.lost();
-    batch.reject(error);
+    try {
+      if (sqlite.inTransaction) rollback.run();
+    } finally {
+      batch.reject(hooks.lost(error));
+    }
   };
 
   const end = (batch: Batch | undefined) => {
@@ -55,32 +65,54 @@ export function createCommitBatches(sqlite: Database.Database, hooks: { opened()
     batch.resolve();
   };
 
+  // The batch's first commit runs without a savepoint: when it fails, the transaction, which holds nothing else, rolls
+  // back whole. A savepoint makes SQLite copy every page the commit then changes to its sub-journal first: a bulk
+  // import's chunk of 1 000 users, usually alone in its batch, spent a fifth more CPU with one.
+  const first = <T>(apply: () => T) => {
+    endOpenBatches();
+    begin.run();
+    hooks.opened();
+    let result: T;
+    try {
+      result = apply();
+    } catch (error) {
+      if (sqlite.inTransaction) rollback.run();
+      throw error;
+    }
+    const batch = newBatch();
+    batch.commits = 1;
+    open = batch;
+    openBatches.add(endOpen);
+    setImmediate(() => end(batch));
+    return { result, committed: batch.done };
+  };
+
+  const inSavepoint = <T>(batch: Batch, apply: () => T) => {
+    savepoint.run();
+    try {
+      const result = apply();
+      release.run();
+      batch.commits += 1;
+      return { result, committed: batch.done };
+    } catch (error) {
+      // SQLite rolled the whole transaction back, not just this savepoint: the batch's earlier commits are gone too.
+      if (!sqlite.inTransaction) lose(batch, error);
+      else {
+        rollbackTo.run();
+        release.run();
+      }
+      throw error;
+    }
+  };
+
   return {
     /**
-     * Runs `apply` (synchronous; a better-sqlite3 transaction function, which nests as a savepoint) in the turn's batch,
-     * opened first if none is. Throws what `apply` throws. `committed` resolves once the batch is committed, and rejects
-     * when it is lost.
+     * Runs `apply` (synchronous, no transaction of its own) in the turn's batch, opened first if none is: alone in the
+     * batch's transaction when it opens it, in a savepoint of it otherwise. Throws what `apply` throws, with what it
+     * wrote rolled back. `committed` resolves once the batch is committed, and rejects when it is lost.
      */
     apply<T>(apply: () => T): { result: T; committed: Promise<void> } {
-      if (!open) {
-        endOpenBatches();
-        begin.run();
-        const batch = newBatch();
-        open = batch;
-        openBatches.add(endOpen);
-        setImmediate(() => end(batch));
-        hooks.opened();
-      }
-      const batch = open;
-      try {
-        const result = apply();
-        batch.commits += 1;
-        return { result, committed: batch.done };
-      } catch (error) {
-        // SQLite rolled the whole transaction back, not just this savepoint: the batch's earlier commits are gone too.
-        if (!sqlite.inTransaction) lose(batch, error);
-        throw error;
-      }
+      return open ? inSavepoint(open, apply) : first(apply);
     },
     /** The open batch's commit (its rows may have been read: resolves once committed, rejects if lost), if one is open. */
     committed(): Promise<void> | undefined {

@@ -22,6 +22,11 @@ export interface SqliteOptions {
   onSync?: (commits: number) => void;
   /** Told once when a sync of the log failed: the store refuses every commit from then on; the process must stop. */
   onSyncFailure?: (error: unknown) => void;
+  /**
+   * Told once when a batch of commits was lost (SQLite rolled it back: a full or failing disk): the store refuses every
+   * commit and every answer from then on; the process must stop (commit-batches.ts).
+   */
+  onBatchLost?: (error: unknown) => void;
   /** Wraps the sync of the log (default: fdatasync of the WAL); tests hold or fail it to watch what waits for it. */
   syncLog?: (sync: () => Promise<void>) => Promise<void>;
   /**

@@ -16,6 +16,10 @@ import type Database from "better-sqlite3";
  * (`gatehouse recover-admin`, beside a running server) committed, and `onOtherCommits` hears of it before any read
  * of the window returns — so whatever a read can show has been noted for the next disk sync and for the principal
  * cache, without a PRAGMA per call.
+ *
+ * While this connection's write batch is open (commit-batches.ts) no window opens: reads run in the batch's
+ * transaction and see its current state, commits of the turn included; the batch noted other connections' commits
+ * when it opened, and none can commit while it holds the write lock.
  */
 export function createReadWindows(sqlite: Database.Database, onOtherCommits: () => void) {
   const begin = sqlite.prepare("BEGIN DEFERRED");

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { StoredEvent } from "../../events/event.js";
+import { DomainError } from "../../domain/errors.js";
 import { toDomainError } from "./sqlite-errors.js";
 import { databaseFile, type GatehouseDb, openLogSync, type SqliteOptions, syncsLog } from "./db.js";
 import { createGroupSync } from "./group-commit.js";
@@ -28,14 +29,14 @@ export function createSqliteCommits(
   const file = databaseFile(sqlite);
   const log = syncsLog(options.synchronous) ? openLogSync(sqlite) : undefined;
   const applyWrite = createSqliteWrites(db);
-  // Called inside the turn's batch, so better-sqlite3 runs it as a savepoint: it rolls back alone when it throws.
-  const commitTransaction = sqlite.transaction((commit: Commit): StoredEvent[] => {
+  // Run by the turn's batch (commit-batches.ts), in its transaction or a savepoint of it: it rolls back alone when it throws.
+  const applyCommit = (commit: Commit): StoredEvent[] => {
     // Before any write, in the batch's transaction (BEGIN IMMEDIATE: no other writer between this read and the commit).
     if (commit.expect) checkExpectation(commit.expect, eventLog.span(commit.expect.aggregateType, commit.expect.aggregateId)?.last.sequence ?? 0);
     for (const write of commit.writes) applyWrite(write);
     const context = { instanceId: commit.instanceId, actor: commit.actor, at: commit.at };
     return commit.events.map((event) => eventLog.append(event, context));
-  });
+  };
   // FULL and EXTRA: SQLite commits without syncing (db.ts) and the log is synced here, shared by the commits
   // applied meanwhile (group commit); an acknowledged write is on disk either way.
   const groupSync =
@@ -46,23 +47,35 @@ export function createSqliteCommits(
   // principals as well; and since it is visible here before that process synced it, the next barrier syncs the log for
   // it (one sync flushes the whole file).
   let accessVersion = 0;
+  /** Set when a batch was lost: calls still running may have read its rows, so nothing is answered any more. */
+  let lostBatch: DomainError | undefined;
+  let closing = false;
+  /** Throws when no write may be applied: after a failed sync or a lost batch, and once the store is closing. */
+  const refuseIfFailed = () => {
+    groupSync?.refuseIfFailed();
+    if (lostBatch) throw lostBatch;
+    if (closing) throw new DomainError("unavailable", "store.closing", "the server is stopping");
+  };
   const windows = createReadWindows(sqlite, () => groupSync?.noteCommit());
   const batches = createCommitBatches(sqlite, {
-    // The batch's snapshot is the newest: it may show other connections' commits, which the next sync must cover.
+    // The batch's snapshot is the newest: it may show other connections' commits, which the next sync must cover and
+    // cached principals must not outlive (no read window is opened inside a batch, so none would note them).
     opened: windows.noteOtherCommits,
     // Its sync starts at once, so that a close waiting for the syncs in flight (groupSync.idle) waits for it too.
     committed: (commits) => {
       groupSync?.noteCommit(commits);
       groupSync?.durable().catch(() => {});
     },
-    // Principals may have been read (and cached) from the lost rows.
-    lost: () => {
-      accessVersion += 1;
+    // Like a failed sync: fatal. The members and every later barrier and write get `unavailable`; the process stops.
+    lost: (error) => {
+      lostBatch ??= new DomainError("unavailable", "store.batch_lost", "a batch of writes could not be committed; the server must restart");
+      options.onBatchLost?.(error);
+      return lostBatch;
     },
   });
   /** The store's own writes (one statement each, not a command's commit): in the turn's batch like the commits. */
   const upkeep = <T>(statement: () => T) => {
-    groupSync?.refuseIfFailed();
+    refuseIfFailed();
     windows.close();
     return batches.apply(statement);
   };
@@ -71,27 +84,28 @@ export function createSqliteCommits(
 
   return {
     async commit(commit) {
-      groupSync?.refuseIfFailed();
+      refuseIfFailed();
       // A write cannot run inside the open read snapshot (it would become a nested savepoint on a stale snapshot).
       windows.close();
       let applied: { result: StoredEvent[]; committed: Promise<void> };
       try {
-        applied = batches.apply(() => commitTransaction(commit));
+        applied = batches.apply(() => applyCommit(commit));
       } catch (error) {
         // A refusal (a conflict, a stale expectation) may come from another process's commit that is not synced yet:
         // the answer waits for it like any other (the durability barrier), so note it.
         windows.noteOtherCommits();
-        throw toDomainError(error);
+        // A commit that made SQLite roll the whole batch back fails as the batch's other members do.
+        throw lostBatch ?? toDomainError(error);
       }
       // Applied, so visible to this connection's reads: cached principals go now, not once the commit is durable.
       if (changesAccess(commit)) accessVersion += 1;
-      await mapped(applied.committed);
+      await applied.committed;
       await groupSync?.durable();
       return applied.result;
     },
     async durable() {
-      const batch = batches.committed();
-      if (batch) await mapped(batch);
+      if (lostBatch) throw lostBatch;
+      await batches.committed();
       await groupSync?.durable();
     },
     // In-process: this process's count and the other connections' commits seen by the read window the principal is
@@ -102,7 +116,7 @@ export function createSqliteCommits(
     },
     enterReads: windows.enter,
     async setMasterKeyProbe(sealed) {
-      await mapped(upkeep(() => db.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing().run()).committed);
+      await upkeep(() => db.insert(masterKeyProbe).values({ id: 1, sealed }).onConflictDoNothing().run()).committed;
       await groupSync?.durable();
     },
     async claimDueOutbox(claim) {
@@ -138,8 +152,9 @@ export function createSqliteCommits(
     async close() {
       // A sync in flight finishes first; after a failed sync the database is left as it is on disk (no closing
       // checkpoint from the page cache): the process stops and the next start recovers the log. An open batch commits
-      // first, and its sync starts with it.
-      batches.end();
+      // first (no new one opens), and its sync starts with it.
+      closing = true;
+      if (!groupSync?.failed()) batches.end();
       await groupSync?.idle();
       windows.close();
       if (groupSync?.failed()) return;
@@ -161,12 +176,6 @@ export function createSqliteCommits(
     },
   };
 }
-
-/** A batch's commit, failing as the store's errors do when the batch is lost. */
-const mapped = (committed: Promise<void>) =>
-  committed.catch((error: unknown) => {
-    throw toDomainError(error);
-  });
 
 /** A message row `alias` still queued for delivery: pending, and not parked as copied when the claim skips those. */
 const queued = (alias: string, claim: OutboxClaim) =>
