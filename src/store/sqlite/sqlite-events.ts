@@ -20,8 +20,9 @@ export function createSqliteEventLog(db: GatehouseDb) {
   const nextVersion = client.prepare<[string, string], { next: number }>(
     "SELECT coalesce(max(aggregate_version), 0) + 1 AS next FROM events WHERE aggregate_type = ? AND aggregate_id = ?",
   );
-  const insert = client.prepare<[string, string, string, number, string, string, string, string, number], { sequence: number }>(
-    "INSERT INTO events (instance_id, aggregate_type, aggregate_id, aggregate_version, type, payload, actor, resource_owner, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING sequence",
+  // No RETURNING: `sequence` is the rowid, which the insert reports anyway (RETURNING cost about 2 µs an event here).
+  const insert = client.prepare<[string, string, string, number, string, string, string, string, number]>(
+    "INSERT INTO events (instance_id, aggregate_type, aggregate_id, aggregate_version, type, payload, actor, resource_owner, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const ofOne = "FROM events WHERE aggregate_type = ? AND aggregate_id = ?";
   // A span's marks only: no payload read or parsed for a read's details.
@@ -36,7 +37,7 @@ export function createSqliteEventLog(db: GatehouseDb) {
       // Stryker disable next-line OptionalChaining: an aggregate query (max) always returns its one row
       const aggregateVersion = nextVersion.get(event.aggregateType, event.aggregateId)?.next ?? 1;
       const createdAt = context.at.getTime();
-      const row = insert.get(
+      const { lastInsertRowid } = insert.run(
         context.instanceId,
         event.aggregateType,
         event.aggregateId,
@@ -47,9 +48,7 @@ export function createSqliteEventLog(db: GatehouseDb) {
         event.resourceOwner,
         createdAt,
       );
-      // Stryker disable next-line ConditionalExpression,StringLiteral: unreachable, INSERT … RETURNING returns the row it inserted
-      if (!row) throw new Error("event insert returned no sequence");
-      return { ...event, ...context, sequence: row.sequence, aggregateVersion, createdAt: new Date(createdAt) };
+      return { ...event, ...context, sequence: Number(lastInsertRowid), aggregateVersion, createdAt: new Date(createdAt) };
     },
 
     list(filter: EventFilter): StoredEvent[] {
