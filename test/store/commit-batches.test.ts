@@ -86,6 +86,22 @@ describe("the store's commits", () => {
     await write;
   });
 
+  it("that fail in a savepoint after writing take their own writes back, and only those", async () => {
+    const store = openStore();
+    await store.commit(setUp);
+    await store.commit(addUser("a0", "taken"));
+    const twoUsers = base(
+      [
+        { kind: "user.insert", row: { id: "b1", instanceId: "i1", orgId: "o1", type: "machine", state: "active", userName: "fresh", userNameKey: "fresh", machineName: "m", machineDescription: "" } },
+        { kind: "user.insert", row: { id: "b2", instanceId: "i1", orgId: "o1", type: "machine", state: "active", userName: "taken", userNameKey: "taken", machineName: "m", machineDescription: "" } },
+      ],
+      [],
+    );
+    const outcomes = await Promise.allSettled([store.commit(addUser("a1")), store.commit(twoUsers), store.commit(addUser("a3"))]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(reader().users()).toEqual(["a0", "a1", "a3"]);
+  });
+
   it("whose batch's first commit fails: that one alone fails, the next opens the batch", async () => {
     const store = openStore();
     await store.commit(setUp);
@@ -150,7 +166,8 @@ describe("the store's commits", () => {
 });
 
 describe("a batch", () => {
-  const connect = () => {
+  const connect = (options: { openedFailsOnce?: boolean } = {}) => {
+    let openedFails = options.openedFailsOnce ?? false;
     const sqlite = new Database(join(dir, "batches.sqlite"));
     opened.push(sqlite);
     sqlite.pragma("journal_mode = WAL");
@@ -160,7 +177,13 @@ describe("a batch", () => {
     const heard: string[] = [];
     const lostAs = new Error("the batch was lost");
     const batches = createCommitBatches(sqlite, {
-      opened: () => heard.push("opened"),
+      opened: () => {
+        heard.push("opened");
+        if (openedFails) {
+          openedFails = false;
+          throw new Error("data_version unreadable");
+        }
+      },
       committed: (commits) => heard.push(`committed ${commits}`),
       lost: (error) => {
         heard.push(`lost: ${(error as Error).message}`);
@@ -183,7 +206,12 @@ describe("a batch", () => {
     expect(heard).toEqual(["opened"]);
     expect(sqlite.inTransaction).toBe(true);
     // The second commit fails on its second row: its first row goes with it (its savepoint), the first commit stays.
-    expect(() => batches.apply(insert("parent", "p1"))).toThrow(/UNIQUE/);
+    expect(() =>
+      batches.apply(() => {
+        insert("parent", "p9")();
+        insert("parent", "p1")();
+      }),
+    ).toThrow(/UNIQUE/);
     expect(sqlite.inTransaction).toBe(true);
     const third = batches.apply(insert("parent", "p2"));
     expect(third.committed).toBe(first.committed);
@@ -203,6 +231,16 @@ describe("a batch", () => {
     await batches.apply(insert("parent", "p2")).committed;
     expect(heard).toEqual(["opened", "committed 1", "opened", "opened", "committed 1"]);
     expect(rows("parent")).toEqual(["p1", "p1a", "p2", "p2a"]);
+  });
+
+  it("whose opening fails leaves no transaction behind: the next commit opens a batch", async () => {
+    const { sqlite, batches, heard, insert, rows } = connect({ openedFailsOnce: true });
+    expect(() => batches.apply(insert("parent", "p1"))).toThrow("data_version unreadable");
+    expect(sqlite.inTransaction).toBe(false);
+    expect(batches.committed()).toBeUndefined();
+    await batches.apply(insert("parent", "p2")).committed;
+    expect(heard).toEqual(["opened", "opened", "committed 1"]);
+    expect(rows("parent")).toEqual(["p2", "p2a"]);
   });
 
   it("whose COMMIT fails is lost whole: every member fails with what the store makes of it, none of its rows is kept, and the next turn starts a new one", async () => {

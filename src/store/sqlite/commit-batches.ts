@@ -39,14 +39,26 @@ export function createCommitBatches(sqlite: Database.Database, hooks: { opened()
   let open: Batch | undefined;
   const endOpen = () => end(open);
 
-  /** Every member fails with what `hooks.lost` makes of the error, even if the rollback itself fails too. */
+  /** Rolls the transaction back, if one is open; answers whether none is open afterwards. */
+  const rolledBack = () => {
+    try {
+      if (sqlite.inTransaction) rollback.run();
+    } catch {
+      // Answered below: the transaction is still open.
+    }
+    return !sqlite.inTransaction;
+  };
+
+  /** Every member fails with what `hooks.lost` makes of the error, whatever the rollback or the hook does. */
   const lose = (batch: Batch, error: unknown) => {
     open = undefined;
     openBatches.delete(endOpen);
+    rolledBack();
+    let reason = error;
     try {
-      if (sqlite.inTransaction) rollback.run();
+      reason = hooks.lost(error);
     } finally {
-      batch.reject(hooks.lost(error));
+      batch.reject(reason);
     }
   };
 
@@ -71,20 +83,35 @@ export function createCommitBatches(sqlite: Database.Database, hooks: { opened()
   const first = <T>(apply: () => T) => {
     endOpenBatches();
     begin.run();
-    hooks.opened();
-    let result: T;
-    try {
-      result = apply();
-    } catch (error) {
-      if (sqlite.inTransaction) rollback.run();
-      throw error;
-    }
     const batch = newBatch();
-    batch.commits = 1;
     open = batch;
     openBatches.add(endOpen);
+    let result: T;
+    try {
+      hooks.opened();
+      result = apply();
+    } catch (error) {
+      // Nobody holds the batch yet; only a transaction that cannot be rolled back makes it lost (no write may follow).
+      if (rolledBack()) {
+        open = undefined;
+        openBatches.delete(endOpen);
+      } else lose(batch, error);
+      throw error;
+    }
+    batch.commits = 1;
     setImmediate(() => end(batch));
     return { result, committed: batch.done };
+  };
+
+  /** Undoes the current savepoint; answers whether it could. */
+  const undoSavepoint = () => {
+    try {
+      rollbackTo.run();
+      release.run();
+      return true;
+    } catch {
+      return false;
+    }
   };
 
   const inSavepoint = <T>(batch: Batch, apply: () => T) => {
@@ -95,12 +122,9 @@ export function createCommitBatches(sqlite: Database.Database, hooks: { opened()
       batch.commits += 1;
       return { result, committed: batch.done };
     } catch (error) {
-      // SQLite rolled the whole transaction back, not just this savepoint: the batch's earlier commits are gone too.
-      if (!sqlite.inTransaction) lose(batch, error);
-      else {
-        rollbackTo.run();
-        release.run();
-      }
+      // SQLite rolled the whole transaction back (the batch's earlier commits are gone too), or this commit's writes
+      // cannot be undone (they would be committed with the batch): either way the batch is lost.
+      if (!sqlite.inTransaction || !undoSavepoint()) lose(batch, error);
       throw error;
     }
   };

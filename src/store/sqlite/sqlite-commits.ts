@@ -150,14 +150,15 @@ export function createSqliteCommits(
       ).result.changes;
     },
     async close() {
-      // A sync in flight finishes first; after a failed sync the database is left as it is on disk (no closing
-      // checkpoint from the page cache): the process stops and the next start recovers the log. An open batch commits
+      // A sync in flight finishes first; after a failed sync or a lost batch the database is left as it is on disk (no
+      // closing checkpoint from the page cache): the process stops and the next start recovers the log. An open batch commits
       // first (no new one opens), and its sync starts with it.
       closing = true;
-      if (!groupSync?.failed()) batches.end();
+      const failed = () => groupSync?.failed() || lostBatch !== undefined;
+      if (!failed()) batches.end();
       await groupSync?.idle();
       windows.close();
-      if (groupSync?.failed()) return;
+      if (failed()) return;
       try {
         sqlite.close();
       } finally {
