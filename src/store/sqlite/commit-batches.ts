@@ -4,13 +4,14 @@ import type Database from "better-sqlite3";
  * Group commit, the transaction half (the sync half is group-commit.ts): the commands' commits of one turn of the
  * event loop are applied in one SQLite transaction, each in its own savepoint.
  *
- * The first commit of a turn opens the batch (BEGIN IMMEDIATE); each later one runs in a savepoint of it; each at once,
- * in the same synchronous stretch as the reads its command made, so commands still never interleave between their reads and
- * their writes; a commit that fails rolls back to its savepoint alone and gets its own error. The batch commits when
+ * The first commit of a turn opens the batch (BEGIN IMMEDIATE) and runs in its transaction; each later one runs in a
+ * savepoint of it. Each runs at once, in the same synchronous stretch as the reads its command made, so commands still
+ * never interleave between their reads and their writes; a commit that fails rolls back alone (the first one with the
+ * transaction, which holds nothing else; a later one to its savepoint) and gets its own error. The batch commits when
  * the turn is over (setImmediate), or when the connection closes. (The store's own upkeep writes — outbox claims,
- * sweeps — are members too, each one statement.) Its members learn of the commit through `committed`, and are acknowledged only once the log is synced after it (the sync half). One
- * transaction per turn instead of one per commit saves SQLite's per-transaction work (the locks, the log's commit
- * frame, the pages two commits both touch written once).
+ * sweeps — are members too, each one statement.) Its members learn of that through `committed`, and are acknowledged
+ * only once the log is synced after it (the sync half). One transaction per turn instead of one per commit saves
+ * SQLite's per-transaction work (the locks, the log's commit frame, the pages two commits both touch written once).
  *
  * No await happens inside the transaction's own work: it stays open only until the turn ends, never across a wait for
  * the disk, the network or a thread. Reads of the same turn run in it and see its commits, which are not durable yet —
