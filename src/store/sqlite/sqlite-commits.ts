@@ -16,9 +16,9 @@ import type { OutboxClaim, Store } from "../store.js";
 import { changesAccess, checkExpectation, type Commit } from "../commit.js";
 
 /**
- * The write side of the SQLite store: commits (each a savepoint, synchronous, no await inside, in the transaction its
- * turn of the event loop shares: commit-batches.ts), their durability (the log's sync shared too: group-commit.ts), and
- * the access version that cached principals are checked against.
+ * The write side of the SQLite store: commits (synchronous, no await inside, in the one transaction that the commits of
+ * their turn of the event loop share: commit-batches.ts), their durability (the log's sync shared too:
+ * group-commit.ts), and the access version that cached principals are checked against.
  */
 export function createSqliteCommits(
   sqlite: Database.Database,
@@ -151,8 +151,8 @@ export function createSqliteCommits(
     },
     async close() {
       // A sync in flight finishes first; after a failed sync or a lost batch the database is left as it is on disk (no
-      // closing checkpoint from the page cache): the process stops and the next start recovers the log. An open batch commits
-      // first (no new one opens), and its sync starts with it.
+      // closing checkpoint from the page cache): the process stops and the next start recovers the log. An open batch
+      // commits first (no new one opens), and its sync starts with it.
       closing = true;
       const failed = () => groupSync?.failed() || lostBatch !== undefined;
       if (!failed()) batches.end();
