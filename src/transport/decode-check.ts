@@ -3,7 +3,6 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import {
   type Compression,
-  createAsyncIterable,
   type EnvelopedMessage,
   pipe,
   transformJoinEnvelopes,
@@ -102,8 +101,13 @@ export function checkJsonMessage(desc: DescMessage, json: JsonValue): void {
   checkedSafely(() => checkJson(desc, json));
 }
 
-/** Throws invalid_argument `request.malformed` unless `bytes` are one message of `desc`. */
-export function checkMessage(desc: DescMessage, bytes: Uint8Array, binary: boolean): void {
+/**
+ * Throws invalid_argument `request.malformed` unless `bytes` are one message of `desc`. Returns the message as the
+ * handler is to read it: a JSON request's parsed value (connect-es takes a parsed body, as the REST gateway hands it
+ * over, and then does not decode and parse the text a second time), or the bytes themselves.
+ */
+export function checkMessage(desc: DescMessage, bytes: Uint8Array, binary: boolean): Uint8Array | JsonValue {
+  let checked: Uint8Array | JsonValue = bytes;
   checkedSafely(() => {
     if (binary) {
       try {
@@ -123,7 +127,9 @@ export function checkMessage(desc: DescMessage, bytes: Uint8Array, binary: boole
     }
     rejectDuplicateKeys(text);
     checkJson(desc, json);
+    checked = json;
   });
+  return checked;
 }
 
 async function readAll(body: AsyncIterable<Uint8Array>, readMaxBytes: number): Promise<Uint8Array> {
@@ -264,16 +270,19 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
       const envelopes = checkedEnvelopes(pipe(body, transformSplitEnvelope(readMaxBytes)), desc, framing, compression, single, readMaxBytes);
       return handler({ ...req, body: pipe(failingAs(envelopes, toError), transformJoinEnvelopes()) });
     }
-    let bytes: Uint8Array;
+    let message: Uint8Array | JsonValue;
     try {
       const declared = Number(req.header.get("content-length") ?? "0");
       if (declared > readMaxBytes) throw new DomainError("resource_exhausted", "request.too_large", `request larger than ${readMaxBytes} bytes`);
-      bytes = await readAll(body, readMaxBytes);
-      checkMessage(desc, await decompressed(compression, bytes, readMaxBytes), framing.binary);
+      const bytes = await readAll(body, readMaxBytes);
+      message = checkMessage(desc, await decompressed(compression, bytes, readMaxBytes), framing.binary);
     } catch (error) {
       return fail(error);
     }
-    return handler({ ...req, body: createAsyncIterable([bytes]) });
+    // A Connect unary handler takes a body that is not a stream as the request itself (the inflated bytes, or the
+    // parsed JSON), so what was read, inflated and parsed here is not done again: about 18 µs of a 260 µs no-op call
+    // (bench/README.md).
+    return handler({ ...req, body: message as JsonValue });
   }
 
   return Object.assign(checked, {
