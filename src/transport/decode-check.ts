@@ -3,10 +3,10 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import {
   type Compression,
+  createAsyncIterable,
   type EnvelopedMessage,
   pipe,
   transformJoinEnvelopes,
-  transformSplitEnvelope,
   type UniversalHandler,
   type UniversalServerRequest,
 } from "@connectrpc/connect/protocol";
@@ -15,6 +15,7 @@ import { parseContentType as parseGrpcContentType, parseTimeout as parseGrpcTime
 import { parseContentType as parseGrpcWebContentType } from "@connectrpc/connect/protocol-grpc-web";
 import { DomainError, invalidArgument } from "../domain/errors.js";
 import { undecodableProtobuf } from "../interceptors/error-mapping.js";
+import { createEnvelopeSplitter, splitEnvelopes } from "./envelope-splitter.js";
 import { duplicateKeyPath } from "./json-duplicate-keys.js";
 import { jsonProblems } from "./json-problems.js";
 
@@ -157,13 +158,24 @@ async function decompressed(compression: Compression | undefined, bytes: Uint8Ar
 }
 
 /**
- * Checks each envelope as it passes; the bytes go on unchanged, so the handler parses what the client sent. The
- * binary messages of a client or bidi stream (`single` false) are not decoded here: connect-es decodes those as the
- * handler reads them, inside the interceptors, whose error mapping answers an undecodable one request.malformed — so a
- * bulk import's messages are decoded once, not twice. (A unary message is decoded before any interceptor runs; the one
- * message of a server stream and every compressed message, inflated here to answer what does not inflate, are still
- * checked here too.)
+ * The checks of one request envelope, the `index`-th of its request. The binary messages of a client or bidi stream
+ * (`single` false) are not decoded here: connect-es decodes those as the handler reads them, inside the interceptors,
+ * whose error mapping answers an undecodable one request.malformed — so a bulk import's messages are decoded once, not
+ * twice. (A unary message is decoded before any interceptor runs; the one message of a server stream and every
+ * compressed message, inflated here to answer what does not inflate, are still checked here too.)
  */
+async function checkEnvelope(envelope: EnvelopedMessage, index: number, desc: DescMessage, framing: Framing, compression: Compression | undefined, single: boolean, readMaxBytes: number): Promise<void> {
+  if (envelope.flags & ~COMPRESSED_FLAG) throw malformed(`unexpected envelope flags 0x${envelope.flags.toString(16)} in a request`);
+  const isCompressed = (envelope.flags & COMPRESSED_FLAG) !== 0;
+  if (isCompressed && !compression) throw malformed(`a compressed message needs a ${framing.encodingHeader} header`);
+  if (single && index > 0) throw malformed("this method takes exactly one request message");
+  const decodedByTheHandler = !single && framing.binary && !isCompressed;
+  if (!decodedByTheHandler) checkMessage(desc, await decompressed(isCompressed ? compression : undefined, envelope.data, readMaxBytes), framing.binary);
+}
+
+const NO_MESSAGE = "this method takes exactly one request message; none was sent";
+
+/** Checks each envelope as it passes; the bytes go on unchanged, so the handler parses what the client sent. */
 async function* checkedEnvelopes(
   envelopes: AsyncIterable<EnvelopedMessage>,
   desc: DescMessage,
@@ -174,15 +186,29 @@ async function* checkedEnvelopes(
 ): AsyncIterable<EnvelopedMessage> {
   let count = 0;
   for await (const envelope of envelopes) {
-    if (envelope.flags & ~COMPRESSED_FLAG) throw malformed(`unexpected envelope flags 0x${envelope.flags.toString(16)} in a request`);
-    const isCompressed = (envelope.flags & COMPRESSED_FLAG) !== 0;
-    if (isCompressed && !compression) throw malformed(`a compressed message needs a ${framing.encodingHeader} header`);
-    if (single && ++count > 1) throw malformed("this method takes exactly one request message");
-    const decodedByTheHandler = !single && framing.binary && !isCompressed;
-    if (!decodedByTheHandler) checkMessage(desc, await decompressed(isCompressed ? compression : undefined, envelope.data, readMaxBytes), framing.binary);
+    await checkEnvelope(envelope, count++, desc, framing, compression, single, readMaxBytes);
     yield envelope;
   }
-  if (single && count === 0) throw malformed("this method takes exactly one request message; none was sent");
+  if (single && count === 0) throw malformed(NO_MESSAGE);
+}
+
+/**
+ * A unary rpc's enveloped body (gRPC, gRPC-web), read whole — connect-es reads it whole too before the rpc runs — and
+ * each envelope checked as it completes. Answers the bytes as they came: a plain read and one synchronous split
+ * instead of a chain of streams over the envelopes (split, check, join again), which cost a unary gRPC call more than
+ * its own handler does.
+ */
+async function readUnaryEnvelopes(body: AsyncIterable<Uint8Array>, check: (envelope: EnvelopedMessage, index: number) => Promise<void>, readMaxBytes: number): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  const splitter = createEnvelopeSplitter(readMaxBytes);
+  let count = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    for (const envelope of splitter.push(chunk)) await check(envelope, count++);
+  }
+  splitter.end();
+  if (count === 0) throw malformed(NO_MESSAGE);
+  return Buffer.concat(chunks);
 }
 
 /** Turns any failure while reading into the error the handler answers with. */
@@ -266,8 +292,17 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
     }
 
     const body = req.body as AsyncIterable<Uint8Array>;
+    if (framing.enveloped && handler.method.methodKind === "unary") {
+      let bytes: Uint8Array;
+      try {
+        bytes = await readUnaryEnvelopes(body, (envelope, index) => checkEnvelope(envelope, index, desc, framing, compression, true, readMaxBytes), readMaxBytes);
+      } catch (error) {
+        return fail(error);
+      }
+      return handler({ ...req, body: createAsyncIterable([bytes]) });
+    }
     if (framing.enveloped) {
-      const envelopes = checkedEnvelopes(pipe(body, transformSplitEnvelope(readMaxBytes)), desc, framing, compression, single, readMaxBytes);
+      const envelopes = checkedEnvelopes(splitEnvelopes(body, readMaxBytes), desc, framing, compression, single, readMaxBytes);
       return handler({ ...req, body: pipe(failingAs(envelopes, toError), transformJoinEnvelopes()) });
     }
     let message: Uint8Array | JsonValue;

@@ -102,6 +102,21 @@ describe("undecodable bodies: invalid_argument request.malformed, saying why", (
     });
   });
 
+  it("a gRPC body that ends inside its envelope, unary or streaming: invalid_argument request.malformed", async () => {
+    const whole = envelope(MESSAGE);
+    const incomplete = { code: INVALID_ARGUMENT, message: "the request ends inside a message envelope", reasons: ["request.malformed"] };
+    expect(grpcError(await grpc({}, whole.subarray(0, whole.length - 1)))).toEqual(incomplete);
+    expect(grpcError(await grpc({}, Buffer.concat([whole, Uint8Array.of(0, 0)])))).toEqual(incomplete);
+    expect(grpcError(await grpc({}, whole.subarray(0, 2), REFLECTION))).toEqual(incomplete);
+  });
+
+  it("a gRPC message declared longer than the limit is refused from its header, unary or streaming: resource_exhausted request.too_large", async () => {
+    const header = Uint8Array.from([0, 0, 0, (LIMIT + 1) >> 8, (LIMIT + 1) & 0xff]);
+    const tooLarge = { code: 8, message: `request message of ${LIMIT + 1} bytes is larger than ${LIMIT} bytes`, reasons: ["request.too_large"] };
+    expect(grpcError(await grpc({}, header))).toEqual(tooLarge);
+    expect(grpcError(await grpc({}, header, REFLECTION))).toEqual(tooLarge);
+  });
+
   it("a server-streaming call takes exactly one request message too", async () => {
     const WATCH = "/grpc.health.v1.Health/Watch";
     expect(grpcError(await grpc({}, new Uint8Array(0), WATCH))).toEqual({ code: INVALID_ARGUMENT, message: "this method takes exactly one request message; none was sent", reasons: ["request.malformed"] });
