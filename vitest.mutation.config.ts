@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig, mergeConfig } from "vitest/config";
+import { testsOfRun } from "./stryker.config.mjs";
 import base from "./vitest.config";
 
 // The suite Stryker runs for each mutant (`npm run test:mutation`). Left out, and still run by `npm test`:
@@ -11,7 +12,7 @@ import base from "./vitest.config";
 //   expression wrapped to switch mutants) is too slow to show within a test timeout.
 // Test files share one module graph per runner (isolate: false): the mutant in force is read at run time, so
 // re-importing src/ for each of ~70 files would only repeat work for every mutant.
-export default mergeConfig(
+const config = mergeConfig(
   base,
   defineConfig({
     test: {
@@ -35,3 +36,8 @@ export default mergeConfig(
     },
   }),
 );
+// The store's groups: the storage contract suites and the fault tests only (stryker.config.mjs says why). Set after the
+// merge, which would add the base's include to it.
+const contractTests = testsOfRun(process.env.GATEHOUSE_MUTATION_GROUP?.split(","));
+if (contractTests) config.test = { ...config.test, include: contractTests };
+export default config;
