@@ -5,14 +5,18 @@ import type { Deps } from "../context.js";
 import { invalidArgument } from "../domain/errors.js";
 import { principalKey, requestedOrgIdKey } from "./context-keys.js";
 import { PUBLIC_SERVICES } from "./public-services.js";
+import type { AnyRequest, Next } from "./next.js";
 
 const ORG_HEADER = "x-service-orgid";
+
 
 /** Resolves the Bearer token into the principal and reads `x-service-orgid`, before any handler runs. */
 export function createAuthenticationInterceptor(deps: Deps): Interceptor {
   const principals = createPrincipalCache(deps.store);
-  return (next) => async (req) => {
-    if (PUBLIC_SERVICES.has(req.service.typeName)) return next(req);
+  // Not an async function for the public services (health, reflection): no promise of its own in between.
+  return (next) => (req) => (PUBLIC_SERVICES.has(req.service.typeName) ? next(req) : authenticated(next, req));
+
+  async function authenticated(next: Next, req: AnyRequest) {
     const principal = await authenticate(deps, req.header.get("authorization"), principals);
     req.contextValues.set(principalKey, principal);
     const requestedOrgId = req.header.get(ORG_HEADER);
@@ -25,5 +29,5 @@ export function createAuthenticationInterceptor(deps: Deps): Interceptor {
       req.contextValues.set(requestedOrgIdKey, requestedOrgId);
     }
     return next(req);
-  };
+  }
 }
