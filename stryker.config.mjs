@@ -42,14 +42,23 @@ export const MUTATION_GROUPS = {
 };
 
 /**
- * The store's groups are tried against the storage contract suites (one per engine, test/store and test/postgres) and
- * the fault tests (test/faults), not against the whole suite. The store's rules are its contract's: a store mutant
- * that only an API test notices is a rule the contract does not state. And every test reaches the store through the
- * API, so against the whole suite a surviving store mutant re-ran some two thousand tests (minutes each), and the
- * store's 3 000 mutants took longer than several sessions' hours.
+ * The store's groups are tried against the storage contract suites (one per engine, test/store and test/postgres),
+ * the fault tests (test/faults) and the tests of the database file, not against the whole suite. The store's rules are
+ * its contract's: a store mutant that only an API test notices is a rule the contract does not state. And every test
+ * reaches the store through the API, so against the whole suite a surviving store mutant re-ran some two thousand
+ * tests (minutes each), and the store's 3 000 mutants took longer than several sessions' hours.
  */
 export const CONTRACT_GROUPS = new Set(["store", "store-sqlite", "store-sqlite-store", "store-sqlite-writes", "store-postgres", "store-postgres-writes"]);
-export const CONTRACT_TESTS = ["test/store/**/*.test.ts", "test/postgres/**/*.test.ts", "test/faults/**/*.test.ts"];
+export const CONTRACT_TESTS = [
+  "test/store/**/*.test.ts",
+  "test/postgres/**/*.test.ts",
+  "test/faults/**/*.test.ts",
+  // The SQLite file's own rules (sqlite-file.ts: the clean-close marker, the page check, the snapshot copy), which the
+  // server and the operator's commands use around the store rather than through it.
+  "test/startup/sqlite-file.test.ts",
+  "test/startup/clean-close.test.ts",
+  "test/cli/in-process/backup-restore.test.ts",
+];
 /** The test files of a run of `list` (undefined: the whole mutation suite). Store groups run only with each other. */
 export const testsOfRun = (list) => (list !== undefined && list.every((group) => CONTRACT_GROUPS.has(group)) ? CONTRACT_TESTS : undefined);
 
