@@ -4,6 +4,7 @@ import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import {
   type Compression,
   createAsyncIterable,
+  encodeEnvelope,
   type EnvelopedMessage,
   pipe,
   transformJoinEnvelopes,
@@ -194,21 +195,23 @@ async function* checkedEnvelopes(
 
 /**
  * A unary rpc's enveloped body (gRPC, gRPC-web), read whole — connect-es reads it whole too before the rpc runs — and
- * each envelope checked as it completes. Answers the bytes as they came: a plain read and one synchronous split
- * instead of a chain of streams over the envelopes (split, check, join again), which cost a unary gRPC call more than
- * its own handler does.
+ * its envelope checked as it completes (a second one is refused). Answers that envelope, framed again for connect-es:
+ * a plain read and one synchronous split instead of a chain of streams over the envelopes (split, check, join again),
+ * which cost a unary gRPC call more than its own handler does.
  */
-async function readUnaryEnvelopes(body: AsyncIterable<Uint8Array>, check: (envelope: EnvelopedMessage, index: number) => Promise<void>, readMaxBytes: number): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
+async function readUnaryEnvelope(body: AsyncIterable<Uint8Array>, check: (envelope: EnvelopedMessage, index: number) => Promise<void>, readMaxBytes: number): Promise<Uint8Array> {
   const splitter = createEnvelopeSplitter(readMaxBytes);
+  let message: EnvelopedMessage | undefined;
   let count = 0;
   for await (const chunk of body) {
-    chunks.push(chunk);
-    for (const envelope of splitter.push(chunk)) await check(envelope, count++);
+    for (const envelope of splitter.push(chunk)) {
+      await check(envelope, count++);
+      message = envelope;
+    }
   }
   splitter.end();
-  if (count === 0) throw malformed(NO_MESSAGE);
-  return Buffer.concat(chunks);
+  if (message === undefined) throw malformed(NO_MESSAGE);
+  return encodeEnvelope(message.flags, message.data);
 }
 
 /** Turns any failure while reading into the error the handler answers with. */
@@ -295,7 +298,7 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
     if (framing.enveloped && handler.method.methodKind === "unary") {
       let bytes: Uint8Array;
       try {
-        bytes = await readUnaryEnvelopes(body, (envelope, index) => checkEnvelope(envelope, index, desc, framing, compression, true, readMaxBytes), readMaxBytes);
+        bytes = await readUnaryEnvelope(body, (envelope, index) => checkEnvelope(envelope, index, desc, framing, compression, true, readMaxBytes), readMaxBytes);
       } catch (error) {
         return fail(error);
       }
