@@ -17,6 +17,7 @@ import { parseContentType as parseGrpcWebContentType } from "@connectrpc/connect
 import { DomainError, invalidArgument } from "../domain/errors.js";
 import { undecodableProtobuf } from "../interceptors/error-mapping.js";
 import { createEnvelopeSplitter, splitEnvelopes } from "./envelope-splitter.js";
+import { createHeldBytes } from "./held-bytes.js";
 import { duplicateKeyPath } from "./json-duplicate-keys.js";
 import { jsonProblems } from "./json-problems.js";
 
@@ -135,14 +136,12 @@ export function checkMessage(desc: DescMessage, bytes: Uint8Array, binary: boole
 }
 
 async function readAll(body: AsyncIterable<Uint8Array>, readMaxBytes: number): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
+  const held = createHeldBytes();
   for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > readMaxBytes) throw new DomainError("resource_exhausted", "request.too_large", `request larger than ${readMaxBytes} bytes`);
-    chunks.push(chunk);
+    if (held.size + chunk.byteLength > readMaxBytes) throw new DomainError("resource_exhausted", "request.too_large", `request larger than ${readMaxBytes} bytes`);
+    held.add(chunk, readMaxBytes);
   }
-  return Buffer.concat(chunks);
+  return held.take();
 }
 
 /** Bytes that do not inflate are the caller's mistake (zlib reports some of them in ways connect-node calls internal). */
