@@ -1,5 +1,8 @@
+import { create, toBinary } from "@bufbuild/protobuf";
 import { type ClientHttp2Session, connect as http2Connect } from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ServerReflectionRequestSchema } from "../../gen/grpc/reflection/v1/reflection_pb.js";
+import { envelope } from "../fuzz/wire.js";
 import { startTestServer, type TestServer } from "../support/server.js";
 
 // Work a caller can trigger is bounded in time too: over HTTP/2 a request whose body trickles in (a byte every
@@ -58,5 +61,36 @@ describe("a request body trickled over HTTP/2", () => {
       setTimeout(() => stream.end("}"), REQUEST_TIMEOUT_MS / 3);
     });
     expect(answer).toBe("200");
+  });
+
+  it("a bidirectional stream is no trickled body: its messages keep being answered past the request timeout", async () => {
+    // The deadline is for one-message requests; a stream of messages (the reflection stream here, a bulk import in
+    // production) may rightly last as long as its caller keeps it going.
+    const listServices = envelope(toBinary(ServerReflectionRequestSchema, create(ServerReflectionRequestSchema, { messageRequest: { case: "listServices", value: "" } })));
+    const lastsMs = 2 * REQUEST_TIMEOUT_MS + 500;
+    const { answers, outcome } = await new Promise<{ answers: number; outcome: string }>((resolve) => {
+      const stream = session.request({ ":method": "POST", ":path": "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", "content-type": "application/grpc", te: "trailers" });
+      let received = Buffer.alloc(0);
+      const answered = () => {
+        let count = 0;
+        for (let offset = 0; offset + 5 <= received.length; offset += 5 + received.readUInt32BE(offset + 1)) count++;
+        return count;
+      };
+      stream.on("error", () => undefined);
+      stream.on("data", (chunk: Buffer) => {
+        received = Buffer.concat([received, chunk]);
+      });
+      stream.on("close", () => resolve({ answers: answered(), outcome: stream.rstCode ? `reset ${stream.rstCode}` : "closed" }));
+      const started = Date.now();
+      const writer = setInterval(() => {
+        if (stream.destroyed) return clearInterval(writer);
+        if (Date.now() - started < lastsMs) return void stream.write(listServices);
+        clearInterval(writer);
+        stream.end();
+      }, 300);
+      stream.write(listServices);
+    });
+    expect(outcome).toBe("closed");
+    expect(answers).toBeGreaterThanOrEqual(Math.floor(lastsMs / 300));
   });
 });
