@@ -195,22 +195,67 @@ describe.each(storeEngines())("the store contract on $name", (engine) => {
     });
   });
 
-  describe("each unique index that guards a rule answers with the rule's reason, and the commit writes nothing", () => {
-    const project = (id: string, name = id): RowWrite => ({ kind: "project.insert", row: { id, instanceId: "i1", orgId: "o1", name, nameKey: name.toLowerCase(), state: "active" } });
-    const application = (id: string, projectId: string, name = id): RowWrite => ({
-      kind: "application.insert",
-      row: { id, projectId, name, nameKey: name.toLowerCase(), state: "active", type: "api", clientId: `client-${id}`, clientSecretHash: null, settings: { type: "api", authMethod: 0 } },
-    });
-    const idp = (id: string, name = id): RowWrite => ({
-      kind: "identityProvider.insert",
-      row: { id, instanceId: "i1", orgId: "o1", ownerId: "o1", name, nameKey: name.toLowerCase(), issuer: "https://idp.example", clientId: "c", clientSecretSealed: "v1.x", scopes: ["openid"], stylingType: 0, autoRegister: false },
-    });
-    const smtp = (host: string): RowWrite => ({
-      kind: "smtp.insert",
-      row: { instanceId: "i1", senderAddress: "a@example.com", senderName: "A", tls: true, host, user: "u", passwordSealed: null },
-    });
-    const org2: RowWrite = { kind: "organization.insert", row: { id: "o2", instanceId: "i1", name: "O2", nameKey: "o2", state: "active" } };
+  const project = (id: string, name = id): RowWrite => ({ kind: "project.insert", row: { id, instanceId: "i1", orgId: "o1", name, nameKey: name.toLowerCase(), state: "active" } });
+  const application = (id: string, projectId: string, name = id): RowWrite => ({
+    kind: "application.insert",
+    row: { id, projectId, name, nameKey: name.toLowerCase(), state: "active", type: "api", clientId: `client-${id}`, clientSecretHash: null, settings: { type: "api", authMethod: 0 } },
+  });
+  const idp = (id: string, name = id): RowWrite => ({
+    kind: "identityProvider.insert",
+    row: { id, instanceId: "i1", orgId: "o1", ownerId: "o1", name, nameKey: name.toLowerCase(), issuer: "https://idp.example", clientId: "c", clientSecretSealed: "v1.x", scopes: ["openid"], stylingType: 0, autoRegister: false },
+  });
+  const smtp = (host: string): RowWrite => ({
+    kind: "smtp.insert",
+    row: { instanceId: "i1", senderAddress: "a@example.com", senderName: "A", tls: true, host, user: "u", passwordSealed: null },
+  });
+  const org2: RowWrite = { kind: "organization.insert", row: { id: "o2", instanceId: "i1", name: "O2", nameKey: "o2", state: "active" } };
 
+  describe("a removal that finds what was added since its caller looked fails whole: aborted store.condition_failed, nothing removed", () => {
+    // Each removal's command checked first that nothing refers to what it removes; the store checks again inside the
+    // commit, where another replica's addition in between is seen (store-concurrency.test.ts races one of them).
+    const cases: { what: string; setup: RowWrite[]; removal: RowWrite; message: RegExp; still: () => Promise<unknown> }[] = [
+      {
+        what: "a project grant that got a member",
+        setup: [org2, project("p1"), { kind: "projectGrant.insert", row: { id: "g1", projectId: "p1", grantedOrgId: "o2", roleKeys: [] } }, user("u1", "alice", "o2"), { kind: "membership.insert", row: { id: "m1", userId: "u1", level: "project_grant", scopeId: "g1", ownerOrgId: "o2", projectId: "p1", roles: ["PROJECT_GRANT_OWNER"] } }],
+        removal: { kind: "projectGrant.delete", id: "g1" },
+        message: /member was added to the grant/,
+        still: () => store().findProjectGrantById("g1"),
+      },
+      {
+        what: "an identity provider a user was linked to",
+        setup: [idp("idp1"), user("u1", "alice"), { kind: "userIdpLink.insert", row: { userId: "u1", idpId: "idp1", externalUserId: "ext", displayName: "A" } }],
+        removal: { kind: "identityProvider.delete", id: "idp1" },
+        message: /linked to the identity provider/,
+        still: () => store().findIdentityProviderById("idp1"),
+      },
+      {
+        what: "a user that got a membership",
+        setup: [user("u1", "alice"), orgMember("m1", "u1", "o1", ["ORG_OWNER"])],
+        removal: { kind: "user.delete", id: "u1" },
+        message: /got a membership/,
+        still: () => store().findUserById("u1"),
+      },
+      {
+        what: "a project that got a member",
+        setup: [project("p1"), user("u1", "alice"), { kind: "membership.insert", row: { id: "m1", userId: "u1", level: "project", scopeId: "p1", ownerOrgId: "o1", projectId: null, roles: ["PROJECT_OWNER"] } }],
+        removal: { kind: "project.delete", id: "p1" },
+        message: /added to the project/,
+        still: () => store().findProjectById("p1"),
+      },
+    ];
+
+    it.each(cases)("$what", async ({ setup, removal, message, still }) => {
+      await store().commit(instance);
+      await commit(...setup);
+      const before = await store().countEvents({});
+      const failed = store().commit(base([removal], [{ aggregateType: "org", aggregateId: "o1", type: "org.changed", payload: {}, resourceOwner: "o1" }]));
+      await expect(failed).rejects.toMatchObject({ kind: "aborted", reason: "store.condition_failed", message: expect.stringMatching(message) });
+      expect(await still()).toBeDefined();
+      expect(await store().countEvents({})).toBe(before);
+    });
+  });
+
+  describe("each unique index that guards a rule answers with the rule's reason, and the commit writes nothing", () => {
     const cases: { rule: string; reason: string; message: RegExp; setup: RowWrite[]; conflicting: RowWrite; gone: () => Promise<unknown> }[] = [
       {
         rule: "organization name per instance",
