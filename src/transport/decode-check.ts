@@ -17,6 +17,7 @@ import { parseContentType as parseGrpcWebContentType } from "@connectrpc/connect
 import { DomainError, invalidArgument } from "../domain/errors.js";
 import { undecodableProtobuf } from "../interceptors/error-mapping.js";
 import { createEnvelopeSplitter, splitEnvelopes } from "./envelope-splitter.js";
+import { clientWentAway } from "./client-gone.js";
 import { createHeldBytes } from "./held-bytes.js";
 import { duplicateKeyPath } from "./json-duplicate-keys.js";
 import { jsonProblems } from "./json-problems.js";
@@ -225,23 +226,6 @@ async function* failingAs<T>(source: AsyncIterable<T>, toError: (error: unknown)
 // biome-ignore lint/correctness/useYield: a body that fails on its first read
 async function* failing(error: () => unknown): AsyncIterable<Uint8Array> {
   throw error();
-}
-
-/**
- * How node reports a request body that stopped arriving because its connection went away: ECONNRESET ("aborted") over
- * HTTP/1.1, ERR_STREAM_PREMATURE_CLOSE for an HTTP/2 stream whose session closed (test/transport/hang-up-rules.test.ts).
- */
-const GONE_CODES = new Set(["ECONNRESET", "ERR_STREAM_PREMATURE_CLOSE"]);
-
-/**
- * A body whose read failed in the network (the client closed or reset its connection while sending it) ends its call
- * as canceled: the client went away, nothing the server did wrong — not an `internal` with a stack in the error log
- * for anyone to trigger. Any other failure is left as it is (a fault of the server: internal).
- */
-function clientWentAway(error: unknown): unknown {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  if (typeof code !== "string" || !GONE_CODES.has(code)) return error;
-  return new ConnectError("the client went away while sending its request", Code.Canceled, undefined, undefined, error);
 }
 
 export interface DecodeCheckOptions {
