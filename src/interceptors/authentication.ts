@@ -9,7 +9,6 @@ import type { AnyRequest, Next } from "./next.js";
 
 const ORG_HEADER = "x-service-orgid";
 
-
 /** Resolves the Bearer token into the principal and reads `x-service-orgid`, before any handler runs. */
 export function createAuthenticationInterceptor(deps: Deps): Interceptor {
   const principals = createPrincipalCache(deps.store);

@@ -17,7 +17,6 @@ export function createDeprecationInterceptor(metrics: Metrics): Interceptor {
   return (next) => (req) => (req.method.deprecated ? deprecatedCall(next, req, metrics) : next(req));
 }
 
-
 async function deprecatedCall(next: Next, req: AnyRequest, metrics: Metrics) {
   const procedure = `/${req.service.typeName}/${req.method.name}`;
   metrics.deprecatedCalls.inc({ procedure });
