@@ -2,8 +2,7 @@
 export const MUTATION_GROUPS: Record<string, string[]>;
 export const NOT_MUTATED: string[];
 export function runName(groups: string[] | undefined): string;
-export const CONTRACT_GROUPS: Set<string>;
-export const CONTRACT_TESTS: string[];
+export const FOCUSED_TESTS: Record<string, string[]>;
 export function testsOfRun(groups: string[] | undefined): string[] | undefined;
 declare const config: object;
 export default config;

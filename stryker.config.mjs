@@ -42,14 +42,14 @@ export const MUTATION_GROUPS = {
 };
 
 /**
- * The store's groups are tried against the storage contract suites (one per engine, test/store and test/postgres),
- * the fault tests (test/faults) and the tests of the database file, not against the whole suite. The store's rules are
- * its contract's: a store mutant that only an API test notices is a rule the contract does not state. And every test
- * reaches the store through the API, so against the whole suite a surviving store mutant re-ran some two thousand
- * tests (minutes each), and the store's 3 000 mutants took longer than several sessions' hours.
+ * Code that nearly every test reaches (the store, the wire, the shared support code, the process's wiring) is tried
+ * against the tests that state its own rules, not against the whole suite: against the whole suite a surviving mutant
+ * there re-ran some two thousand tests (minutes each), a group took longer than a session's hours, and any change to
+ * any test made the group stale again. The rules of such code are its own tests': a mutant that only some API test
+ * notices by accident is a rule those tests do not state, and it counts as a survivor.
  */
-export const CONTRACT_GROUPS = new Set(["store", "store-sqlite", "store-sqlite-store", "store-sqlite-writes", "store-postgres", "store-postgres-writes"]);
-export const CONTRACT_TESTS = [
+const STORE_TESTS = [
+  // The storage contract suites (one per engine) and the fault tests.
   "test/store/**/*.test.ts",
   "test/postgres/**/*.test.ts",
   "test/faults/**/*.test.ts",
@@ -59,8 +59,27 @@ export const CONTRACT_TESTS = [
   "test/startup/clean-close.test.ts",
   "test/cli/in-process/backup-restore.test.ts",
 ];
-/** The test files of a run of `list` (undefined: the whole mutation suite). Store groups run only with each other. */
-export const testsOfRun = (list) => (list !== undefined && list.every((group) => CONTRACT_GROUPS.has(group)) ? CONTRACT_TESTS : undefined);
+/** The wire: every protocol's framing, limits, refusals and hang-ups, and REST's hostile input. */
+const WIRE_TESTS = ["test/transport/**/*.test.ts", "test/server/**/*.test.ts", "test/rest/**/*.test.ts"];
+/** Each focused group → the test files of its runs; a group not named runs against the whole mutation suite. */
+export const FOCUSED_TESTS = {
+  store: STORE_TESTS,
+  "store-sqlite": STORE_TESTS,
+  "store-sqlite-store": STORE_TESTS,
+  "store-sqlite-writes": STORE_TESTS,
+  "store-postgres": STORE_TESTS,
+  "store-postgres-writes": STORE_TESTS,
+  transport: WIRE_TESTS,
+  "transport-json": WIRE_TESTS,
+};
+/**
+ * The test files of a run of `list` (undefined: the whole mutation suite): the focused tests its groups share. run.mjs
+ * runs together only groups with the same tests.
+ */
+export const testsOfRun = (list) => {
+  const sets = new Set((list ?? []).map((group) => FOCUSED_TESTS[group]));
+  return sets.size === 1 ? [...sets][0] : undefined;
+};
 
 /** The groups that mutate only folders held to 90 % (score-by-folder.mjs's FOLDER_THRESHOLDS). */
 const RULE_GROUPS = new Set(["rules", "commands-a", "commands-b"]);

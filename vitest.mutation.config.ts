@@ -36,8 +36,8 @@ const config = mergeConfig(
     },
   }),
 );
-// The store's groups: the storage contract suites and the fault tests only (stryker.config.mjs says why). Set after the
-// merge, which would add the base's include to it.
-const contractTests = testsOfRun(process.env.GATEHOUSE_MUTATION_GROUP?.split(","));
-if (contractTests) config.test = { ...config.test, include: contractTests };
+// The focused groups (the store, the wire…): only the tests that state their rules (stryker.config.mjs says why). Set
+// after the merge, which would add the base's include to it.
+const focusedTests = testsOfRun(process.env.GATEHOUSE_MUTATION_GROUP?.split(","));
+if (focusedTests) config.test = { ...config.test, include: focusedTests };
 export default config;

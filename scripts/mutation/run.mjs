@@ -6,7 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { CONTRACT_GROUPS, MUTATION_GROUPS, NOT_MUTATED, runName } from "../../stryker.config.mjs";
+import { FOCUSED_TESTS, MUTATION_GROUPS, NOT_MUTATED, runName } from "../../stryker.config.mjs";
 import { groupOfFile, mutantCount, staleness } from "./freshness.mjs";
 import { batchesOf, mergeRecords, splitRecord } from "./records.mjs";
 
@@ -79,8 +79,11 @@ const MUTANTS_PER_RUN = 3_000;
 const counts = new Map();
 for (const group of toRun) counts.set(group, await mutantCount(process.cwd(), [...MUTATION_GROUPS[group], ...NOT_MUTATED]));
 let failed = false;
-// The store's groups run against fewer tests than the others (stryker.config.mjs): never in one run with them.
-const batches = [toRun.filter((group) => CONTRACT_GROUPS.has(group)), toRun.filter((group) => !CONTRACT_GROUPS.has(group))].flatMap((part) => batchesOf(part, (group) => counts.get(group), MUTANTS_PER_RUN));
+// A run tries its mutants against one set of tests (stryker.config.mjs FOCUSED_TESTS): only groups tried against the
+// same tests run together.
+const byTests = new Map();
+for (const group of toRun) byTests.set(FOCUSED_TESTS[group], [...(byTests.get(FOCUSED_TESTS[group]) ?? []), group]);
+const batches = [...byTests.values()].flatMap((part) => batchesOf(part, (group) => counts.get(group), MUTANTS_PER_RUN));
 for (const list of batches) {
   if (!runTogether(list)) failed = true;
 }
