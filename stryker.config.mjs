@@ -42,11 +42,11 @@ export const MUTATION_GROUPS = {
 };
 
 /**
- * Code that nearly every test reaches (the store, the wire, the shared support code, the process's wiring) is tried
- * against the tests that state its own rules, not against the whole suite: against the whole suite a surviving mutant
- * there re-ran some two thousand tests (minutes each), a group took longer than a session's hours, and any change to
- * any test made the group stale again. The rules of such code are its own tests': a mutant that only some API test
- * notices by accident is a rule those tests do not state, and it counts as a survivor.
+ * Code that nearly every test reaches (the store, the wire, the shared support code, the process's wiring, the pages'
+ * routes) is tried against the tests that state its own rules, not against the whole suite: against the whole suite a
+ * surviving mutant there re-ran some two thousand tests (minutes each), a group took longer than a session's hours, and
+ * any change to any test made the group stale again. The rules of such code are its own tests': a mutant that only
+ * some API test notices by accident is a rule those tests do not state, and it counts as a survivor.
  */
 const STORE_TESTS = [
   // The storage contract suites (one per engine) and the fault tests.
@@ -61,6 +61,20 @@ const STORE_TESTS = [
 ];
 /** The wire: every protocol's framing, limits, refusals and hang-ups, and REST's hostile input. */
 const WIRE_TESTS = ["test/transport/**/*.test.ts", "test/server/**/*.test.ts", "test/rest/**/*.test.ts"];
+/** The process's wiring (src/*.ts): the server's and start-up's tests, the configuration's, bootstrap's (both engines). */
+const SERVER_TESTS = [
+  ...WIRE_TESTS,
+  "test/startup/**/*.test.ts",
+  "test/postgres/**/*.test.ts",
+  "test/config.test.ts",
+  "test/bootstrap.test.ts",
+  "test/bootstrap-failure.test.ts",
+];
+/**
+ * The shared support code: its own tests, the password checks' (hashing, imported hashes, the verifier pool), the data
+ * dir's and files' (start-up), and the call's log line and metrics (the server's and the interceptors' tests).
+ */
+const SUPPORT_TESTS = ["test/support/**/*.test.ts", "test/passwords/**/*.test.ts", "test/startup/**/*.test.ts", "test/server/**/*.test.ts", "test/interceptors/**/*.test.ts"];
 /** Each focused group → the test files of its runs; a group not named runs against the whole mutation suite. */
 export const FOCUSED_TESTS = {
   store: STORE_TESTS,
@@ -71,6 +85,10 @@ export const FOCUSED_TESTS = {
   "store-postgres-writes": STORE_TESTS,
   transport: WIRE_TESTS,
   "transport-json": WIRE_TESTS,
+  server: SERVER_TESTS,
+  support: SUPPORT_TESTS,
+  // The hosted pages (the verification and initialization forms): their tests drive them over HTTP.
+  pages: ["test/pages/**/*.test.ts"],
 };
 /**
  * The test files of a run of `list` (undefined: the whole mutation suite): the focused tests its groups share. run.mjs
