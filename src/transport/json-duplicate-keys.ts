@@ -28,14 +28,19 @@ function pathOf(stack: Frame[]): string {
  */
 export function duplicateKeyPath(text: string): string | undefined {
   const stack: Frame[] = [];
-  // Whether the next string is an object member name (not a value).
+  // Whether the next string is an object member name, not a value: true after `{` and `,` (a `,` in a list too: only
+  // an object's frame keeps names), false after any string, so a member's value is never taken for a name.
+  // Stryker disable next-line BooleanLiteral: the text is JSON, so a name comes only after a `{`, which sets it
   let expectKey = false;
   let i = 0;
+  // Stryker disable next-line EqualityOperator: one step past the end reads no character, so it changes nothing
   while (i < text.length) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       const open = i++;
+      // Stryker disable next-line BooleanLiteral: decoding a name without escapes gives the same name (only slower)
       let escaped = false;
+      // Stryker disable next-line EqualityOperator: as above (JSON.parse accepted the text: every string is closed)
       while (i < text.length) {
         const d = text.charCodeAt(i);
         if (d === BACKSLASH) {
@@ -46,6 +51,7 @@ export function duplicateKeyPath(text: string): string | undefined {
       }
       const close = i++;
       const frame = stack[stack.length - 1];
+      // Stryker disable next-line OptionalChaining: a name follows a `{` or a `,`, so it always has a frame
       if (expectKey && frame?.seen) {
         // Escapes are decoded, so "a" and "\u0061" are the same key, as JSON.parse sees them.
         const name = escaped ? (JSON.parse(text.slice(open, close + 1)) as string) : text.slice(open + 1, close);
@@ -64,22 +70,18 @@ export function duplicateKeyPath(text: string): string | undefined {
         break;
       case "[":
         stack.push({ seen: undefined, index: 0 });
-        expectKey = false;
         break;
       case "}":
       case "]":
         stack.pop();
-        expectKey = false;
         break;
       case ",": {
         const frame = stack[stack.length - 1];
+        // Stryker disable next-line ConditionalExpression,LogicalOperator: a `,` is always inside an object or a list, and an object's frame has no index to read
         if (frame && frame.seen === undefined) frame.index++;
-        expectKey = frame?.seen !== undefined;
+        expectKey = true;
         break;
       }
-      case ":":
-        expectKey = false;
-        break;
     }
     i++;
   }
