@@ -70,7 +70,7 @@ const MODES = {
 
 export const USAGE = `npm run bench [-- --quick | --smoke] [--enforce] [--engines a,b] [--protocols a,b] [--scenarios a,b] [--keep]
   (default)   full run, about 11 minutes
-  --quick     every scenario briefly, about 3 minutes (under 2 without PostgreSQL)
+  --quick     every scenario briefly, about 2 minutes (under 1.5 without PostgreSQL)
   --smoke     2 connections, 1-second runs: checks the harness, not the server
   --enforce   exit 1 when a target fails (otherwise the exit code is 0 whatever the figures)
   --engines   ${ENGINES.join(",")} (default both; PostgreSQL: one Gatehouse, then three replicas on one database,
