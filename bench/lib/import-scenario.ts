@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import { gatehouseArgon2Options } from "./argon2-params.js";
-import { REPO, snapshotCode, startGatehouse } from "./servers.js";
+import { profiling, REPO, snapshotCode, startGatehouse } from "./servers.js";
 
 export const IMPORT_USAGE = `npm run bench -- --import [--smoke | --quick] [--import-users N] [--import-plain N] [--import-batch N] [--import-node-options="…"] [--keep]
   --import-users N    users with bcrypt hashes (default 1 000 000; --quick 100 000; --smoke 5 000)
@@ -87,7 +87,7 @@ const rssOf = (pid: number, field: "VmRSS" | "VmHWM") => {
 /** Runs `gatehouse import` to its end, sampling both processes' memory. */
 async function runImportCommand(code: string, server: { url: string; pid: number }, dataDir: string, file: string, users: number, label: ImportRun["file"], batchSize: number) {
   const started = performance.now();
-  const child = spawn(process.execPath, ["dist/src/main.js", "import", file, "--url", server.url, "--token-file", join(dataDir, "admin.pat"), "--batch-size", String(batchSize)], {
+  const child = spawn(process.execPath, [...profiling(), "dist/src/main.js", "import", file, "--url", server.url, "--token-file", join(dataDir, "admin.pat"), "--batch-size", String(batchSize)], {
     cwd: code,
     stdio: ["ignore", "pipe", "inherit"],
   });
