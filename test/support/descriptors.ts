@@ -1,5 +1,11 @@
-import { create, createFileRegistry, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
-import { file_google_protobuf_duration, file_google_protobuf_timestamp, FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { create, createFileRegistry, type DescFile, type DescMessage, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  file_google_protobuf_duration,
+  file_google_protobuf_struct,
+  file_google_protobuf_timestamp,
+  file_google_protobuf_wrappers,
+  FileDescriptorProtoSchema,
+} from "@bufbuild/protobuf/wkt";
 
 /** Field types and labels of descriptor.proto, for message shapes built in a test. */
 export const TYPE_INT32 = 5;
@@ -25,14 +31,22 @@ export const mapEntry = (name: string, keyType: number, value: { type: number; t
   options: { mapEntry: true },
 });
 
+/** The well-known types a test's file may use. */
+const wellKnown: Record<string, DescFile> = {
+  "google/protobuf/timestamp.proto": file_google_protobuf_timestamp,
+  "google/protobuf/duration.proto": file_google_protobuf_duration,
+  "google/protobuf/wrappers.proto": file_google_protobuf_wrappers,
+  "google/protobuf/struct.proto": file_google_protobuf_struct,
+};
+
 /**
- * The message `typeName` of a proto3 file built from `file` (which may use google.protobuf.Timestamp and Duration):
- * request shapes no Gatehouse RPC has yet, for the checks that must hold for any request.
+ * The message `typeName` of a proto3 file built from `file` (which may use google.protobuf.Timestamp, Duration, the
+ * wrappers and Struct): request shapes no Gatehouse RPC has yet, for the checks that must hold for any request.
  */
 export function messageOf(file: MessageInitShape<typeof FileDescriptorProtoSchema>, typeName: string): DescMessage {
   const registry = createFileRegistry(
-    create(FileDescriptorProtoSchema, { syntax: "proto3", dependency: ["google/protobuf/timestamp.proto", "google/protobuf/duration.proto"], ...file }),
-    (name) => ({ "google/protobuf/timestamp.proto": file_google_protobuf_timestamp, "google/protobuf/duration.proto": file_google_protobuf_duration })[name],
+    create(FileDescriptorProtoSchema, { syntax: "proto3", dependency: Object.keys(wellKnown), ...file }),
+    (name) => wellKnown[name],
   );
   return registry.getMessage(typeName) as DescMessage;
 }
