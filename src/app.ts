@@ -10,7 +10,7 @@ import { createErrorMappingInterceptor } from "./interceptors/error-mapping.js";
 import { createObserveInterceptor } from "./interceptors/observe.js";
 import { createValidationInterceptor } from "./interceptors/validation.js";
 import { createDeliveryWorker } from "./notify/delivery-worker.js";
-import { createRoutes } from "./routes.js";
+import { createRoutes, SERVED_SERVICES } from "./routes.js";
 import { createServer } from "./server.js";
 import { createSqliteStore } from "./store/sqlite/sqlite-store.js";
 import type { Store } from "./store/store.js";
@@ -126,7 +126,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
         createErrorMappingInterceptor(logger),
         createDurabilityInterceptor(opened),
         createAuthenticationInterceptor(deps),
-        createValidationInterceptor(),
+        createValidationInterceptor(SERVED_SERVICES),
       ],
       isReady: () => health.status() === ServingStatus.SERVING,
       metrics,

@@ -1,4 +1,4 @@
-import { type DescField, type DescMessage, getOption, type Message, ScalarType } from "@bufbuild/protobuf";
+import { type DescField, type DescMessage, type DescService, getOption, type Message, ScalarType } from "@bufbuild/protobuf";
 import { pathToString } from "@bufbuild/protobuf/reflect";
 import { FeatureSet_FieldPresence, isWrapperDesc } from "@bufbuild/protobuf/wkt";
 import { createValidator } from "@bufbuild/protovalidate";
@@ -88,17 +88,27 @@ type Step =
 
 const STRING_VALUE = "google.protobuf.StringValue";
 
+/**
+ * protobuf-es holds a google.protobuf.Struct as a plain JSON object wherever it is used (singular, in a oneof, a list or
+ * a map), except inside google.protobuf.Value: a shape this walk does not read yet. No request type has one; one that
+ * gets one fails when the server starts (createValidationInterceptor makes every request type's steps), not on a call.
+ */
+function refuseStruct(field: DescField): void {
+  const type = "message" in field ? field.message : undefined;
+  if (type?.typeName === "google.protobuf.Struct" && field.parent.typeName !== "google.protobuf.Value") {
+    throw new Error(`${field.parent.typeName}.${field.name}: a google.protobuf.Struct in a request is not walked yet (see validation.ts)`);
+  }
+}
+
 /** The step of one field, or none when nothing it can hold is looked at (numbers, enums, bytes, booleans). */
 function stepOf(field: DescField): Step | undefined {
+  refuseStruct(field);
   switch (field.fieldKind) {
     case "scalar":
       return field.scalar === ScalarType.STRING ? { kind: "text", field, trimmed: TRIMMED_FIELD_NAMES.has(field.name) } : undefined;
     case "message":
-      // protobuf-es holds these singular fields as plain values, not messages (reflect.ts unboxes them the same way).
+      // protobuf-es holds a wrapper in a singular field outside a oneof as its plain value (reflect.ts unboxes it so).
       if (isWrapperDesc(field.message) && !field.oneof) return field.message.typeName === STRING_VALUE ? { kind: "wrapped text", field } : undefined;
-      if (field.message.typeName === "google.protobuf.Struct" && !field.oneof) {
-        throw new Error(`${field.parent.typeName}.${field.name}: a google.protobuf.Struct in a request is not walked yet (see validation.ts)`);
-      }
       return { kind: "message", field, type: field.message };
     case "list":
       if (itemsLeftToHandler(field)) return undefined;
@@ -126,11 +136,15 @@ function stepsOf(desc: DescMessage): Step[] {
 }
 const stepsByType = new WeakMap<DescMessage, Step[]>();
 
-/** Every step the requests of `desc` can take, made now: a type the walk cannot handle fails here, not on a call. */
+/**
+ * Makes the steps of `desc` and of every message type it holds, the items a handler walks itself included: a type the
+ * walk cannot handle fails here, when the server starts, not on a call.
+ */
 export function prepareRequestWalk(desc: DescMessage, seen = new Set<DescMessage>()): void {
   if (seen.has(desc)) return;
   seen.add(desc);
-  for (const step of stepsOf(desc)) if ("type" in step && step.type) prepareRequestWalk(step.type, seen);
+  stepsOf(desc);
+  for (const field of desc.fields) if ("message" in field && field.message) prepareRequestWalk(field.message, seen);
 }
 
 type Fields = Record<string, unknown>;
@@ -238,9 +252,11 @@ export function checkMessage(desc: DescMessage, message: Message): FieldViolatio
  * Checks every request message — the one of a unary call, each one of a stream — before the
  * handler sees it: first the normalisation above, then the buf.validate rules of its .proto. Each
  * broken rule becomes one field violation with the field's path (`profile.first_name`,
- * `idps[1].config_id`); the validator collects all of them, not just the first.
+ * `idps[1].config_id`); the validator collects all of them, not just the first. The walk's steps of every request
+ * type of `services` are made here, so a type it cannot walk stops the server's start.
  */
-export function createValidationInterceptor(): Interceptor {
+export function createValidationInterceptor(services: readonly DescService[]): Interceptor {
+  for (const service of services) for (const method of service.methods) prepareRequestWalk(method.input);
   const check = (desc: DescMessage, message: Message) => {
     const violations = checkMessage(desc, message);
     if (violations.length > 0) refuse(violations);

@@ -141,7 +141,7 @@ describe("a request whose rules cannot be evaluated", () => {
 
   async function unary(init: { n: number; d: number }) {
     let handled = 0;
-    const call = createValidationInterceptor()(async (req) => {
+    const call = createValidationInterceptor([])(async (req) => {
       handled += 1;
       return { stream: false, message: req.message } as never;
     });
