@@ -113,6 +113,10 @@ describe("google.protobuf.StringValue, held as its string", () => {
     expect(violations).toEqual([nul("title.value")]);
   });
 
+  it("is named after the texts of its own message, as the message it stands for would be", () => {
+    expect(walk({ title: "\u0000", tags: ["\u0000"] }).violations).toEqual([nul("tags[0]"), nul("title.value")]);
+  });
+
   it("in a list is a message, each checked at its index", () => {
     expect(walk({ titles: [{ value: "ok" }, { value: "\u0000" }] }).violations).toEqual([nul("titles[1].value")]);
   });
