@@ -80,16 +80,14 @@ type Step =
   | { kind: "text"; field: DescField; trimmed: boolean }
   | { kind: "message"; field: DescField; type: DescMessage }
   /**
-   * A singular google.protobuf.StringValue, which protobuf-es holds as its string: walked as the message it stands
-   * for (`<field>.value`, in the order of the message fields).
+   * A singular wrapper (google.protobuf.StringValue, Int32Value…), which protobuf-es holds as its plain value: walked as
+   * the message it stands for (a StringValue's text is `<field>.value`, named in the order of the message fields).
    */
-  | { kind: "wrapped text"; field: DescField; type: DescMessage }
+  | { kind: "wrapped"; field: DescField; type: DescMessage }
   /** A list of messages (`type`), or of texts. */
   | { kind: "list"; field: DescField; type: DescMessage | undefined }
   /** A map: its keys are checked when they are texts; its values when they are messages (`type`) or texts. */
   | { kind: "map"; field: DescField; textKeys: boolean; textValues: boolean; type: DescMessage | undefined };
-
-const STRING_VALUE = "google.protobuf.StringValue";
 
 /**
  * protobuf-es holds a google.protobuf.Struct as a plain JSON object wherever it is used (singular, in a oneof, a list or
@@ -111,8 +109,7 @@ function stepOf(field: DescField): Step | undefined {
       return field.scalar === ScalarType.STRING ? { kind: "text", field, trimmed: TRIMMED_FIELD_NAMES.has(field.name) } : undefined;
     case "message":
       // protobuf-es holds a wrapper in a singular field outside a oneof as its plain value (reflect.ts unboxes it so).
-      if (isWrapperDesc(field.message) && !field.oneof) return field.message.typeName === STRING_VALUE ? { kind: "wrapped text", field, type: field.message } : undefined;
-      return { kind: "message", field, type: field.message };
+      return { kind: isWrapperDesc(field.message) && !field.oneof ? "wrapped" : "message", field, type: field.message };
     case "list":
       if (itemsLeftToHandler(field)) return undefined;
       if (field.listKind === "message") return { kind: "list", field, type: field.message };
@@ -205,7 +202,7 @@ export function normalizeRequest(desc: DescMessage, message: Message): FieldViol
         case "text":
           checkNoNul(step.trimmed ? trimInPlace(current, step.field, value as string) : (value as string), path, violations);
           break;
-        case "wrapped text":
+        case "wrapped":
           visit(step.type, { value }, path);
           break;
         case "message":
