@@ -54,10 +54,10 @@ export const SCALE_PROTOCOLS: Protocol[] = ["connect-json-http1"];
 export const DEFAULT_SCALE_USERS = 1_000_000;
 
 const MODES = {
-  // About 8.5 minutes here on SQLite: 36 runs of 2 + 7 s, 12 rate-limited runs of 1 + 4 s, the servers'
-  // warm-up (9 runs of 2 + 1 s), and the set-up of the users and codes the pooled scenarios use (about 1.3
-  // times their run's requests, made through the API). PostgreSQL adds about 2.5 minutes: 10 runs of 2 + 7 s,
-  // 4 rate-limited ones, two warm-ups, the server's start and the pool of partner users.
+  // About 10 minutes in all here (595 and 592 s on 2026-11-27). SQLite: 36 runs of 2 + 7 s, 12 rate-limited runs
+  // of 1 + 4 s, the servers' warm-up (9 runs of 2 + 1 s), and the set-up of the users and codes the pooled scenarios
+  // use (about 1.3 times their run's requests; users made with the bulk import, VerifyEmail's codes one call each).
+  // PostgreSQL: 10 runs of 2 + 7 s, 4 rate-limited ones, two warm-ups, the server's start and the pool of partner users.
   full: { connections: 16, warmupS: 2, seconds: 7, half: { warmupS: 1, seconds: 4, scenarios: "all" }, serverWarmUp: true },
   // Under 2 minutes on SQLite, and about one more on PostgreSQL: every scenario on every protocol at full
   // concurrency, briefly (1 + 1 s), and the rate-limited run of UpdateApplication only. CI runs it so the
@@ -69,7 +69,7 @@ const MODES = {
 } as const;
 
 export const USAGE = `npm run bench [-- --quick | --smoke] [--enforce] [--engines a,b] [--protocols a,b] [--scenarios a,b] [--keep]
-  (default)   full run, about 11 minutes
+  (default)   full run, about 10 minutes
   --quick     every scenario briefly, about 2 minutes (under 1.5 without PostgreSQL)
   --smoke     2 connections, 1-second runs: checks the harness, not the server
   --enforce   exit 1 when a target fails (otherwise the exit code is 0 whatever the figures)
