@@ -153,8 +153,9 @@ export interface GatehouseStart {
 }
 
 /**
- * `GATEHOUSE_BENCH_CPU_PROF=DIR`: both servers (and the import command) run under `node --cpu-prof`, each writing its profile to DIR when it
- * stops (Node refuses --cpu-prof in NODE_OPTIONS). For finding where a scenario's time goes, not for figures.
+ * `GATEHOUSE_BENCH_CPU_PROF=DIR`: both servers (and the import command) run under `node --cpu-prof`, each writing its
+ * profile to DIR when it stops (Node refuses --cpu-prof in NODE_OPTIONS). For finding where a scenario's time goes,
+ * not for figures.
  */
 export const profiling = () => {
   const dir = process.env.GATEHOUSE_BENCH_CPU_PROF;

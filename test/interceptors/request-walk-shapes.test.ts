@@ -8,13 +8,12 @@ import { field, mapEntry, messageOf, REPEATED, TYPE_INT32, TYPE_MESSAGE, TYPE_ST
 /**
  * The request walk reads a decoded message's fields as protobuf-es holds them (src/interceptors/validation.ts), so
  * the shapes it holds differently from the .proto must be walked as the .proto means them: a oneof's member inside
- * its group, a singular google.protobuf.StringValue as its string; and a Struct, which protobuf-es holds as a JSON
+ * its group, a singular wrapper (StringValue…) as its plain value; and a Struct, which protobuf-es holds as a JSON
  * object, not at all: its type is refused when the server starts.
  *
  * The walk's steps are made once per message type and kept, so every test here builds its own types (`shapes()`):
  * a step is then made, and checked, by the test that uses it.
  */
-const TYPE_ENUM_LIKE_INT = TYPE_INT32;
 const shapes = () =>
   messageOf(
     {
@@ -32,7 +31,7 @@ const shapes = () =>
             field("titles", 5, TYPE_MESSAGE, ".google.protobuf.StringValue", REPEATED),
             { ...field("other_title", 6, TYPE_MESSAGE, ".google.protobuf.StringValue"), oneofIndex: 0 },
             field("tags", 7, TYPE_STRING, undefined, REPEATED),
-            field("counts", 8, TYPE_ENUM_LIKE_INT, undefined, REPEATED),
+            field("counts", 8, TYPE_INT32, undefined, REPEATED),
             field("items", 9, TYPE_MESSAGE, ".shapes.Inner", REPEATED),
             field("labels", 10, TYPE_MESSAGE, ".shapes.Request.LabelsEntry", REPEATED),
             field("by_number", 11, TYPE_MESSAGE, ".shapes.Request.ByNumberEntry", REPEATED),
