@@ -5,6 +5,7 @@ import { createValidator } from "@bufbuild/protovalidate";
 import { field as fieldRules, Ignore } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import type { Interceptor } from "@connectrpc/connect";
 import { type FieldViolation, invalidArgument } from "../domain/errors.js";
+import { rulesPrecheckOf } from "./rules-precheck.js";
 
 /**
  * Names whose surrounding white space is not part of the value (API.md, "Input"). They are
@@ -243,13 +244,15 @@ const validator = createValidator();
 /**
  * What this interceptor checks of a request, for one message: first the normalisation above (trimming in place;
  * Timestamps and Durations out of range and U+0000 are violations, and the rules are not run then), then the
- * buf.validate rules of its .proto. The violations, none when the message is valid. For handlers that check the
- * items of a message themselves (see itemsLeftToHandler).
+ * buf.validate rules of its .proto: a message the quick precheck clears (rules-precheck.ts) is valid; protovalidate
+ * judges every other one. The violations, none when the message is valid. For handlers that check the items of a
+ * message themselves (see itemsLeftToHandler).
  */
 export function checkMessage(desc: DescMessage, message: Message): FieldViolation[] {
   const outOfRange = normalizeRequest(desc, message);
   // Refused before the rules run: CEL rules on an out-of-range Timestamp would fail, not answer.
   if (outOfRange.length > 0) return outOfRange;
+  if (rulesPrecheckOf(desc)?.(message)) return [];
   const result = validator.validate(desc, message);
   if (result.kind === "error") throw result.error;
   return result.kind === "invalid" ? result.violations.map((violation) => ({ field: pathToString(violation.field), description: violation.message, rule: violation.ruleId })) : [];
@@ -263,7 +266,12 @@ export function checkMessage(desc: DescMessage, message: Message): FieldViolatio
  * type of `services` are made here, so a type it cannot walk stops the server's start.
  */
 export function createValidationInterceptor(services: readonly DescService[]): Interceptor {
-  for (const service of services) for (const method of service.methods) prepareRequestWalk(method.input);
+  for (const service of services) {
+    for (const method of service.methods) {
+      prepareRequestWalk(method.input);
+      rulesPrecheckOf(method.input);
+    }
+  }
   const check = (desc: DescMessage, message: Message) => {
     const violations = checkMessage(desc, message);
     if (violations.length > 0) refuse(violations);
