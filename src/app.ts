@@ -29,6 +29,7 @@ import { createIdGenerator, type IdGenerator } from "./support/ids.js";
 import { createLogger, type Logger } from "./support/logger.js";
 import { createMetrics, type Metrics } from "./support/metrics.js";
 import { createPages } from "./pages/pages.js";
+import { installStacklessAbortReasons } from "./support/abort-reasons.js";
 
 export interface GatehouseOptions {
   config: Config;
@@ -61,6 +62,7 @@ export interface Gatehouse {
  * generated for an existing database) and checked, the database opened and migrated, bootstrap run.
  */
 export async function startGatehouse(options: GatehouseOptions): Promise<Gatehouse> {
+  installStacklessAbortReasons();
   const { config } = options;
   const logger = createLogger(config.logLevel, options.logDestination);
   const files = dataFiles(config);

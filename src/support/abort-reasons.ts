@@ -1,0 +1,35 @@
+/**
+ * `abort()` without a reason, made cheap: the reason is still a fresh AbortError DOMException (same name, message and
+ * code), only without stack frames.
+ *
+ * Why: connect-es and connect-node abort two AbortControllers on every call without a reason (the handler context's
+ * when the call ends, the request's when its response closes), and Node then builds a DOMException with a captured
+ * stack for each, which no code reads. In a CPU profile of the no-op call that was 8-10 % of the server's CPU; with
+ * this, the no-op takes 10-20 µs less per call (bench/README.md). A reason a caller passes is kept as it is.
+ *
+ * Process-wide, as connect's controllers are made inside connect: installed once when the server starts.
+ */
+export function installStacklessAbortReasons(): void {
+  const prototype = AbortController.prototype as AbortController & { [installed]?: true };
+  if (prototype[installed]) return;
+  const abort = prototype.abort;
+  Object.defineProperty(prototype, "abort", {
+    ...Object.getOwnPropertyDescriptor(prototype, "abort"),
+    value: function abortWithReason(this: AbortController, reason?: unknown) {
+      abort.call(this, reason === undefined ? stacklessAbortError() : reason);
+    },
+  });
+  Object.defineProperty(prototype, installed, { value: true });
+}
+const installed = Symbol("gatehouse.stacklessAbortReasons");
+
+/** What `abort()` makes by default, without capturing the stack (the costly part). */
+function stacklessAbortError(): DOMException {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new DOMException("This operation was aborted", "AbortError");
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
