@@ -21,26 +21,33 @@ export async function readAccessRows(store: Store, tokenId: string): Promise<Acc
 
 /**
  * The rows of recently used tokens, so an authenticated call does not read four rows every time. An entry is used
- * only while the store's access version is the one it was read under: any commit that changes a token, a user's
- * flags, an organization's state or a membership (or any write by another process) drops them all, so the very
- * next call obeys the change. What depends on the time (expiry) or on the presented secret is still checked on
- * every call by `authenticate`.
+ * only while its user's access version (Store.accessVersion) is the one it was read under: a commit that may change
+ * that user's principal (its token, its flags, its memberships) or anyone's (an organization's state, a removed
+ * membership or token, any write by another process) drops it, so the very next call obeys the change; a new
+ * membership of another user does not. What depends on the time (expiry) or on the presented secret is still checked
+ * on every call by `authenticate`.
  * Only tokens whose rows were found are kept (unknown ids would let any caller fill memory), at most `maxEntries`,
  * the least recently used going first.
  */
 export function createPrincipalCache(store: Store, maxEntries = 10_000) {
-  const entries = new Map<string, { version: string; rows: AccessRows }>();
+  const entries = new Map<string, { version: string; rows: AccessRows & { user: UserRow } }>();
   return async (tokenId: string): Promise<AccessRows> => {
-    const version = await store.accessVersion();
     const cached = entries.get(tokenId);
     entries.delete(tokenId);
-    if (cached?.version === version) {
+    // A token's user never changes, so the cached one names whose version to compare.
+    if (cached && (await store.accessVersion(cached.rows.user.id)) === cached.version) {
       entries.set(tokenId, cached);
       return cached.rows;
     }
+    // The user is known only once the rows are read. Their version, read after the rows, is the one the rows were read
+    // under only if no access-changing commit came in between: otherwise the rows are used for this call, not kept.
+    const before = await store.accessVersion();
     const rows = await readAccessRows(store, tokenId);
-    if (rows.user) {
-      entries.set(tokenId, { version, rows });
+    const user = rows.user;
+    if (!user) return rows;
+    const version = await store.accessVersion(user.id);
+    if ((await store.accessVersion()) === before) {
+      entries.set(tokenId, { version, rows: { ...rows, user } });
       if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
     }
     return rows;

@@ -227,8 +227,49 @@ const ACCESS_NEUTRAL = new Set<RowWrite["kind"]>(["user.insert", "organization.i
  * kind of write on these rows invalidates by default.
  */
 export function changesAccess(commit: Commit): boolean {
-  return commit.writes.some((write) =>
-    // A wrong password changes the principal only when it locks the user.
-    write.kind === "user.passwordFailed" ? write.lock : !ACCESS_NEUTRAL.has(write.kind) && /^(user|token|membership|organization)\./.test(write.kind),
-  );
+  return commit.writes.some(writeChangesAccess);
+}
+
+function writeChangesAccess(write: RowWrite): boolean {
+  // A wrong password changes the principal only when it locks the user.
+  return write.kind === "user.passwordFailed" ? write.lock : !ACCESS_NEUTRAL.has(write.kind) && /^(user|token|membership|organization)\./.test(write.kind);
+}
+
+/**
+ * The user whose principal alone an access-changing write may change, or undefined when it may change anyone's: a
+ * principal is its token, its user and its user's organization and memberships, so a write on one user's row, their
+ * tokens as a whole or a new membership of theirs changes that user's principal only. An organization's state, a
+ * removed membership or token (the write names no user) and every other kind may change anyone's.
+ */
+function userOfAccessWrite(write: RowWrite): string | undefined {
+  if (write.kind === "membership.insert") return write.row.userId;
+  if (write.kind === "token.deleteOfUser") return write.userId;
+  if (USER_ROW_WRITES.has(write.kind)) return (write as { id: string }).id;
+  return undefined;
+}
+/** The writes on one user's row, named by its `id`. Listed, so that a new kind may change anyone's principal by default. */
+const USER_ROW_WRITES = new Set<RowWrite["kind"]>([
+  "user.emailChange",
+  "user.emailVerified",
+  "user.importUpdate",
+  "user.setInactive",
+  "user.setLocked",
+  "user.setPassword",
+  "user.passwordFailed",
+  "user.delete",
+]);
+
+/**
+ * Whose principals a commit may change (`changesAccess`): the users it names, or "everyone". An empty list: nobody's.
+ * A principal cache may keep the principals of other users across it (Store.accessVersion with a user id).
+ */
+export function accessScope(commit: Commit): readonly string[] | "everyone" {
+  const users: string[] = [];
+  for (const write of commit.writes) {
+    if (!writeChangesAccess(write)) continue;
+    const user = userOfAccessWrite(write);
+    if (user === undefined) return "everyone";
+    users.push(user);
+  }
+  return users;
 }

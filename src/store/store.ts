@@ -98,10 +98,13 @@ export interface Store {
   /**
    * Changes (before the commit is acknowledged) whenever a commit that `changesAccess` is applied, and whenever
    * another process wrote to the database: a principal read while it had a value is current while it keeps it.
+   * With a user id, the version of that user's principals only: it changes with every commit that may change them
+   * (`accessScope` names the user, or everyone) and may stay across commits that change only other users'. An
+   * engine may change it with every access-changing commit (PostgreSQL does: one counter), never less often.
    * Async: on a database several processes share, the version lives in the database (one primary-key read), so a
    * change committed by one process is seen by the very next call on every other.
    */
-  accessVersion(): Promise<string>;
+  accessVersion(userId?: string): Promise<string>;
   /**
    * Resolves once everything committed so far is durable (at once when nothing waits for a disk sync). Every answer
    * and every mail waits for it, so nothing leaves the process that a power loss could still undo.

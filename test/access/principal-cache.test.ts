@@ -139,9 +139,65 @@ describe("the principal cache", () => {
     await store.commit(commit([machineUser("u3")]));
     await load("t1");
     expect(reads.length).toBe(afterFirst);
-    await store.commit(commit([{ kind: "user.setLocked", id: "u2", locked: true }]));
-    await load("t1");
+    await store.commit(commit([{ kind: "user.setLocked", id: "u1", locked: true }]));
+    expect((await load("t1")).user?.locked).toBe(true);
     expect(reads.length).toBeGreaterThan(afterFirst);
+  });
+
+  const member = (id: string, userId: string): RowWrite => ({
+    kind: "membership.insert",
+    row: { id, userId, level: "org", scopeId: "o1", ownerOrgId: "o1", projectId: null, roles: ["ORG_OWNER"] },
+  });
+  /** Whether `load("t1")` (user u1) read the store again after `writes` were committed. */
+  async function rereadAfter(load: ReturnType<typeof createPrincipalCache>, writes: RowWrite[]) {
+    await load("t1");
+    reads = [];
+    await store.commit(commit(writes));
+    const rows = await load("t1");
+    return { reread: reads.length > 0, rows };
+  }
+
+  it("keeps a user's principal across changes of other users' principals, and drops it for its own", async () => {
+    const load = createPrincipalCache(store);
+    expect((await rereadAfter(load, [member("m2", "u2")])).reread).toBe(false);
+    expect((await rereadAfter(load, [{ kind: "user.setLocked", id: "u2", locked: true }])).reread).toBe(false);
+    expect((await rereadAfter(load, [{ kind: "token.deleteOfUser", userId: "u2" }])).reread).toBe(false);
+    const granted = await rereadAfter(load, [member("m1", "u1")]);
+    expect(granted.rows.memberships.map((m) => m.id)).toEqual(["m1"]);
+    expect((await rereadAfter(load, [{ kind: "user.setInactive", id: "u1", inactive: true }])).rows.user?.inactive).toBe(true);
+    expect((await rereadAfter(load, [{ kind: "token.deleteOfUser", userId: "u1" }])).rows.token).toBeUndefined();
+  });
+
+  it("drops every principal for a change that names no user: an organization's state, a removed membership or token", async () => {
+    const load = createPrincipalCache(store);
+    await store.commit(commit([member("m2", "u2"), member("m1", "u1")]));
+    expect((await rereadAfter(load, [{ kind: "membership.delete", id: "m2" }])).reread).toBe(true);
+    expect((await rereadAfter(load, [{ kind: "token.delete", id: "t2" }])).reread).toBe(true);
+    expect((await rereadAfter(load, [{ kind: "organization.setState", id: "o1", state: "inactive" }])).rows.organization?.state).toBe("inactive");
+  });
+
+  it("does not keep rows read while a change of access was committed: the next call reads them again", async () => {
+    const load = createPrincipalCache(store);
+    // The change lands between the read of the token and that of its user, so the rows may predate it.
+    const findUserById = store.findUserById.bind(store);
+    let changed = false;
+    const racing = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key !== "findUserById") return Reflect.get(target, key, receiver) as unknown;
+        return async (id: string) => {
+          const row = await findUserById(id);
+          if (!changed) {
+            changed = true;
+            await store.commit(commit([{ kind: "user.setLocked", id: "u1", locked: true }]));
+          }
+          return row;
+        };
+      },
+    });
+    const loadRacing = createPrincipalCache(racing);
+    expect((await loadRacing("t1")).user?.locked).toBe(false);
+    expect((await loadRacing("t1")).user?.locked).toBe(true);
+    expect((await load("t1")).user?.locked).toBe(true);
   });
 
   it("drops its entries when another process wrote to the database (recover-admin works beside a running server)", async () => {

@@ -74,6 +74,7 @@ export function createPostgresCommits(
       }
     },
     async durable() {},
+    // One counter for every principal, a user's too: replicas would otherwise need a version per user in the database.
     async accessVersion() {
       const [row] = await db.select({ version: commitCounters.accessVersion }).from(commitCounters).where(eq(commitCounters.id, 1));
       return String(row?.version);

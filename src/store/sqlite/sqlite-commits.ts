@@ -13,7 +13,8 @@ import { createSqliteWrites } from "./sqlite-writes.js";
 import { recordCleanClose } from "./sqlite-file.js";
 import { existsSync } from "node:fs";
 import type { OutboxClaim, Store } from "../store.js";
-import { changesAccess, checkExpectation, type Commit } from "../commit.js";
+import { createAccessVersions } from "../access-versions.js";
+import { checkExpectation, type Commit } from "../commit.js";
 
 /**
  * The write side of the SQLite store: commits (synchronous, no await inside, in the one transaction that the commits of
@@ -46,7 +47,7 @@ export function createSqliteCommits(
   // running server) is seen when a read window opens (read-window.ts), which counts it too, so it drops cached
   // principals as well; and since it is visible here before that process synced it, the next barrier syncs the log for
   // it (one sync flushes the whole file).
-  let accessVersion = 0;
+  const accessVersions = createAccessVersions();
   /** Set when a batch was lost: calls still running may have read its rows, so nothing is answered any more. */
   let lostBatch: DomainError | undefined;
   let closing = false;
@@ -98,7 +99,7 @@ export function createSqliteCommits(
         throw lostBatch ?? toDomainError(error);
       }
       // Applied, so visible to this connection's reads: cached principals go now, not once the commit is durable.
-      if (changesAccess(commit)) accessVersion += 1;
+      accessVersions.note(commit);
       await applied.committed;
       await groupSync?.durable();
       return applied.result;
@@ -110,9 +111,9 @@ export function createSqliteCommits(
     },
     // In-process: this process's count and the other connections' commits seen by the read window the principal is
     // read in (opened here if none is), no query per call (a resolved promise).
-    async accessVersion() {
+    async accessVersion(userId?: string) {
       windows.enter();
-      return `${accessVersion}.${String(windows.otherCommitsSeen())}`;
+      return `${accessVersions.of(userId)}.${String(windows.otherCommitsSeen())}`;
     },
     enterReads: windows.enter,
     async setMasterKeyProbe(sealed) {
