@@ -23,12 +23,18 @@ export function installStacklessAbortReasons(): void {
 }
 const installed = Symbol("gatehouse.stacklessAbortReasons");
 
-/** What `abort()` makes by default, without capturing the stack (the costly part). */
+const ABORTED = "This operation was aborted";
+
+/**
+ * What `abort()` makes by default, without capturing the stack (the costly part). Should something have made
+ * Error.stackTraceLimit read-only, the reason keeps its stack rather than abort() failing (Reflect.set answers false
+ * where an assignment would throw).
+ */
 function stacklessAbortError(): DOMException {
   const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
+  if (!Reflect.set(Error, "stackTraceLimit", 0)) return new DOMException(ABORTED, "AbortError");
   try {
-    return new DOMException("This operation was aborted", "AbortError");
+    return new DOMException(ABORTED, "AbortError");
   } finally {
     Error.stackTraceLimit = limit;
   }

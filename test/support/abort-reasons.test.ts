@@ -34,6 +34,20 @@ describe("abort reasons without a stack", () => {
     expect(new Error("later").stack).toContain("abort-reasons.test");
   });
 
+  it("still aborts, with a stack, where Error.stackTraceLimit was made read-only", () => {
+    installStacklessAbortReasons();
+    const limit = Error.stackTraceLimit;
+    Object.defineProperty(Error, "stackTraceLimit", { writable: false });
+    try {
+      const controller = new AbortController();
+      controller.abort();
+      expect((controller.signal.reason as DOMException).name).toBe("AbortError");
+      expect((controller.signal.reason as DOMException).stack).toContain("abort-reasons");
+    } finally {
+      Object.defineProperty(Error, "stackTraceLimit", { writable: true, value: limit });
+    }
+  });
+
   it("installs once, keeping the method's own property flags", () => {
     installStacklessAbortReasons();
     const installed = AbortController.prototype.abort;
