@@ -15,17 +15,6 @@ import { storedRows } from "../support/stored-rows.js";
 // server inside the test, so the wiring is part of what it checks.
 
 describe("a server's start-up wiring", () => {
-  it("makes abort() without a reason build no stack trace (connect aborts two controllers on every call)", async () => {
-    const server = await startTestServer();
-    try {
-      const controller = new AbortController();
-      controller.abort();
-      expect((controller.signal.reason as DOMException).stack).toBe("AbortError: This operation was aborted");
-    } finally {
-      await server.dispose();
-    }
-  });
-
   it("on FULL durability, reports per sync of its log how many writes that sync made durable (group commit)", async () => {
     const server = await startTestServer({ config: { dbSynchronous: "FULL" } });
     const clients = new Clients(server.url);
