@@ -32,8 +32,10 @@ export function createAccessVersions() {
       // Stryker disable next-line AssignmentOperator: as above
       if (scope === "everyone") everyone += 1;
       else if (scope.length === 0) return;
-      // Stryker disable next-line AssignmentOperator: as above
-      else for (const userId of scope) buckets[bucketOf(userId)]! += 1;
+      else {
+        // Stryker disable next-line AssignmentOperator: as above
+        for (const userId of scope) buckets[bucketOf(userId)]! += 1;
+      }
       // Stryker disable next-line AssignmentOperator: as above
       all += 1;
     },
