@@ -97,6 +97,7 @@ const readShapes = () =>
             { ...field("alt_text", 18, TYPE_STRING), oneofIndex: 2 },
             ruled(field("tags", 19, TYPE_STRING, undefined, REPEATED), { type: { case: "repeated", value: { maxItems: 2n } } }),
             ruled(field("any_kind", 20, TYPE_ENUM, ".read.Kind"), { type: { case: "enum", value: {} } }),
+            ruled(field("must", 21, TYPE_MESSAGE, ".read.Free"), { required: true }),
           ],
           oneofDecl: [{ name: "choice", options: requiredOneof() }, { name: "_maybe" }, { name: "alt" }],
           nestedType: [
@@ -140,6 +141,7 @@ const unreadShapes = () => {
     },
     { name: "MessageFieldRules", field: [plain, ruled(field("when", 2, TYPE_MESSAGE, ".google.protobuf.Timestamp"), { type: { case: "timestamp", value: { lessThan: { case: "ltNow", value: true } } } })] },
     { name: "WrongType", field: [ruled(field("count", 1, TYPE_INT32), LEN_1_TO_3)] },
+    { name: "Uint32Lt", field: [plain, ruled(field("count", 2, TYPE_UINT32), { type: { case: "uint32", value: { lessThan: { case: "lt", value: 3 } } } })] },
     { name: "Uint32RulesOnInt32", field: [plain, ruled(field("count", 2, TYPE_INT32), { type: { case: "uint32", value: { lessThan: { case: "lte", value: 3 } } } })] },
     { name: "EnumRulesOnText", field: [plain, ruled(field("kind", 2, TYPE_STRING), { type: { case: "enum", value: { definedOnly: true } } })] },
     { name: "ListWithTextRules", field: [plain, ruled(field("names", 2, TYPE_STRING, undefined, REPEATED), LEN_1_TO_3)] },
@@ -213,6 +215,7 @@ describe("the rules precheck", () => {
       inner: { name: "é😀" },
       names: ["a"],
       left: [{ name: "" }, { name: "too long" }],
+      must: {},
     };
     const valid = create(desc, init as never);
     expect(protovalidateFindsValid(desc, valid)).toBe(true);
@@ -222,6 +225,7 @@ describe("the rules precheck", () => {
       ["choice", { case: "chosen", value: "" }],
       ["choice", { case: undefined }],
       ["inner", undefined],
+      ["must", undefined],
       ["names", []],
       ["names", ["a", "b", "c", "d"]],
       ["kinds", [2]],
