@@ -1,13 +1,16 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { hash, randomBytes, timingSafeEqual } from "node:crypto";
 
 /** A random string of `bytes` bytes from the CSPRNG, base64url encoded. */
 export function randomSecret(bytes = 32): string {
   return randomBytes(bytes).toString("base64url");
 }
 
-/** SHA-256 of a high-entropy secret (tokens), of its UTF-8 bytes, hex encoded. Not for passwords. */
+/**
+ * SHA-256 of a high-entropy secret (tokens), of its UTF-8 bytes, hex encoded. Not for passwords. Every authenticated
+ * call hashes its token's secret: the one-shot `hash` costs about a third of a Hash object's create, update, digest.
+ */
 export function sha256Hex(value: string): string {
-  return createHash("sha256").update(value).digest("hex");
+  return hash("sha256", value, "hex");
 }
 
 /** Compares two strings (their UTF-8 bytes) in time independent of where they differ. */

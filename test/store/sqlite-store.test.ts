@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openSqlite } from "../../src/store/sqlite/db.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import type { Commit } from "../../src/store/commit.js";
@@ -43,5 +44,15 @@ describe("SQLite store", () => {
     // foreign_keys is per connection, so it is checked through behaviour: a dangling reference is refused.
     await store.commit(instance);
     await expect(store.commit(base([user("u0", "dangling", "no-such-org")], []))).rejects.toMatchObject({ kind: "failed_precondition" });
+  });
+
+  it("keeps its temporary files in memory (a batched command's savepoint journal), after its migrations", () => {
+    // temp_store is per connection: the connection openSqlite makes for the store is the one asked.
+    const { sqlite } = openSqlite({ path: join(dir, "db.sqlite"), synchronous: "FULL", busyTimeoutMs: 1000 });
+    try {
+      expect(sqlite.pragma("temp_store", { simple: true })).toBe(2);
+    } finally {
+      sqlite.close();
+    }
   });
 });
