@@ -19,6 +19,7 @@ import {
   userIdpLinks,
   users,
 } from "./schema/index.js";
+import { preparedSelect } from "./prepared-select.js";
 import { createSqliteCommits } from "./sqlite-commits.js";
 import { insideReadWindows } from "./read-window.js";
 import { createSqliteEventLog } from "./sqlite-events.js";
@@ -68,40 +69,24 @@ export function createSqliteStore(options: SqliteOptions): Store {
   const eventLog = createSqliteEventLog(db);
   const commits = createSqliteCommits(sqlite, db, eventLog, options);
 
-  // Hot reads (every authenticated call) are prepared once.
-  const tokenById = db.select().from(personalAccessTokens).where(eq(personalAccessTokens.id, sql.placeholder("id"))).prepare();
-  const userById = db.select().from(users).where(eq(users.id, sql.placeholder("id"))).prepare();
+  // Hot reads (every authenticated call, and the look-ups of the common calls: an organization, a project, its roles, a
+  // grant, an application, a user's code, the policy) are compiled once, their rows mapped without drizzle's generic
+  // mapping (prepared-select.ts).
+  const tokenById = preparedSelect(sqlite, personalAccessTokens, [personalAccessTokens.id]);
+  const userById = preparedSelect(sqlite, users, [users.id]);
   // Every VerifyPassword by login name.
-  const userByNameKey = db
-    .select()
-    .from(users)
-    .where(and(eq(users.instanceId, sql.placeholder("instanceId")), eq(users.userNameKey, sql.placeholder("userNameKey"))))
-    .prepare();
-  const membershipsOfUser = db.select().from(memberships).where(eq(memberships.userId, sql.placeholder("userId"))).prepare();
+  const userByNameKey = preparedSelect(sqlite, users, [users.instanceId, users.userNameKey]);
+  const membershipsOfUser = preparedSelect(sqlite, memberships, [memberships.userId]);
   // Every grant of a role reads the member's tokens (revokeTokensBeyondIssuer) and whether it is a member already.
-  const tokensOfUser = db
-    .select()
-    .from(personalAccessTokens)
-    .where(eq(personalAccessTokens.userId, sql.placeholder("userId")))
-    .orderBy(asc(personalAccessTokens.createdAt), asc(sql`rowid`))
-    .prepare();
-  const membershipOfUserIn = db
-    .select()
-    .from(memberships)
-    .where(and(eq(memberships.userId, sql.placeholder("userId")), eq(memberships.level, sql.placeholder("level")), eq(memberships.scopeId, sql.placeholder("scopeId"))))
-    .prepare();
-  const orgById = db.select().from(organizations).where(eq(organizations.id, sql.placeholder("id"))).prepare();
-  // The lookups of the common calls (a project, its roles, a grant, an application, a user's code, the policy).
-  const projectById = db.select().from(projects).where(eq(projects.id, sql.placeholder("id"))).prepare();
-  const rolesOfProject = db.select().from(projectRoles).where(eq(projectRoles.projectId, sql.placeholder("projectId"))).orderBy(asc(sql`rowid`)).prepare();
-  const grantById = db.select().from(projectGrants).where(eq(projectGrants.id, sql.placeholder("id"))).prepare();
-  const applicationById = db.select().from(applications).where(eq(applications.id, sql.placeholder("id"))).prepare();
-  const codeOfUser = db
-    .select()
-    .from(oneTimeCodes)
-    .where(and(eq(oneTimeCodes.userId, sql.placeholder("userId")), eq(oneTimeCodes.kind, sql.placeholder("kind"))))
-    .prepare();
-  const policyOfInstance = db.select().from(passwordPolicies).where(eq(passwordPolicies.instanceId, sql.placeholder("instanceId"))).prepare();
+  const tokensOfUser = preparedSelect(sqlite, personalAccessTokens, [personalAccessTokens.userId], [personalAccessTokens.createdAt, "rowid"]);
+  const membershipOfUserIn = preparedSelect(sqlite, memberships, [memberships.userId, memberships.level, memberships.scopeId]);
+  const orgById = preparedSelect(sqlite, organizations, [organizations.id]);
+  const projectById = preparedSelect(sqlite, projects, [projects.id]);
+  const rolesOfProject = preparedSelect(sqlite, projectRoles, [projectRoles.projectId], ["rowid"]);
+  const grantById = preparedSelect(sqlite, projectGrants, [projectGrants.id]);
+  const applicationById = preparedSelect(sqlite, applications, [applications.id]);
+  const codeOfUser = preparedSelect(sqlite, oneTimeCodes, [oneTimeCodes.userId, oneTimeCodes.kind]);
+  const policyOfInstance = preparedSelect(sqlite, passwordPolicies, [passwordPolicies.instanceId]);
   // Polled by the delivery worker, so prepared too.
   const dueOutbox = db
     .select()
@@ -118,7 +103,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select().from(instances).limit(1).get();
     },
     async findOrganizationById(id) {
-      return orgById.get({ id });
+      return orgById.get(id);
     },
     async listOrganizationsPage(filter) {
       const after = filter.afterPosition !== undefined ? gt(sql`${organizations}.rowid`, filter.afterPosition) : undefined;
@@ -135,10 +120,10 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select({ n: count() }).from(organizations).where(organizationConditions(filter)).get()?.n ?? 0;
     },
     async findUserById(id) {
-      return userById.get({ id });
+      return userById.get(id);
     },
     async findUserByUserNameKey(instanceId, userNameKey) {
-      return userByNameKey.get({ instanceId, userNameKey });
+      return userByNameKey.get(instanceId, userNameKey);
     },
     async findUsersByNameKeysOrExternalIds(filter) {
       // Two look-ups, each on its unique index (one query with OR scans the whole table). The keys go in as one JSON
@@ -148,7 +133,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return [...new Map([...named, ...identified].map((user) => [user.id, user])).values()];
     },
     async findTokenById(id) {
-      return tokenById.get({ id });
+      return tokenById.get(id);
     },
     async getMasterKeyProbe() {
       return db.select().from(masterKeyProbe).where(eq(masterKeyProbe.id, 1)).get()?.sealed;
@@ -172,13 +157,13 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select({ n: count() }).from(personalAccessTokens).where(eq(personalAccessTokens.userId, userId)).get()?.n ?? 0;
     },
     async listTokensOfUser(userId) {
-      return tokensOfUser.all({ userId });
+      return tokensOfUser.all(userId);
     },
     async listMembershipsOfUser(userId) {
-      return membershipsOfUser.all({ userId });
+      return membershipsOfUser.all(userId);
     },
     async findMembership(userId, level, scopeId) {
-      return membershipOfUserIn.get({ userId, level, scopeId });
+      return membershipOfUserIn.get(userId, level, scopeId);
     },
     async listMembershipsOfScope(level, scopeId) {
       return db
@@ -209,13 +194,13 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select({ n: count() }).from(memberships).where(where).get()?.n ?? 0;
     },
     async findProjectById(id) {
-      return projectById.get({ id });
+      return projectById.get(id);
     },
     async listProjectRoles(projectId) {
-      return rolesOfProject.all({ projectId });
+      return rolesOfProject.all(projectId);
     },
     async findProjectGrantById(id) {
-      return grantById.get({ id });
+      return grantById.get(id);
     },
     async listProjectsPage(filter) {
       const after = filter.afterPosition !== undefined ? gt(sql`${projects}.rowid`, filter.afterPosition) : undefined;
@@ -263,7 +248,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select({ n: count() }).from(projectGrants).where(eq(projectGrants.projectId, projectId)).get()?.n ?? 0;
     },
     async findApplicationById(id) {
-      return applicationById.get({ id });
+      return applicationById.get(id);
     },
     async listApplicationsOfProject(projectId) {
       return db.select().from(applications).where(eq(applications.projectId, projectId)).orderBy(asc(sql`rowid`)).all();
@@ -313,7 +298,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select().from(userIdpLinks).where(eq(userIdpLinks.userId, userId)).orderBy(asc(sql`rowid`)).all();
     },
     async findCode(userId, kind) {
-      return codeOfUser.get({ userId, kind });
+      return codeOfUser.get(userId, kind);
     },
     async listUsers(filter) {
       const rows = db
@@ -330,7 +315,7 @@ export function createSqliteStore(options: SqliteOptions): Store {
       return db.select({ n: count() }).from(users).where(userConditions(filter)).get()?.n ?? 0;
     },
     async getPasswordPolicy(instanceId) {
-      return policyOfInstance.get({ instanceId });
+      return policyOfInstance.get(instanceId);
     },
     async getLockoutPolicy(instanceId) {
       return db.select().from(lockoutPolicies).where(eq(lockoutPolicies.instanceId, instanceId)).get();
