@@ -1,5 +1,6 @@
 import type { Interceptor } from "@connectrpc/connect";
 import type { Store } from "../store/store.js";
+import { answerOf } from "./next.js";
 
 /**
  * Every answer — a success, a conflict, a read — waits until the state it reflects is durable (group commit: a
@@ -9,15 +10,13 @@ import type { Store } from "../store/store.js";
  * does must wait before each message.
  */
 export function createDurabilityInterceptor(store: Pick<Store, "durable">): Interceptor {
-  return (next) => async (req) => {
-    let res;
-    try {
-      res = await next(req);
-    } catch (error) {
-      await store.durable();
-      throw error;
-    }
-    await store.durable();
-    return res;
-  };
+  // Promise callbacks rather than an async function: this runs for every call, the no-op included.
+  return (next) => (req) =>
+    answerOf(next, req).then(
+      (res) => store.durable().then(() => res),
+      (error: unknown) =>
+        store.durable().then(() => {
+          throw error;
+        }),
+    );
 }

@@ -6,6 +6,7 @@ import { ERROR_DOMAIN, internalErrorMessage } from "../rest/error-body.js";
 import type { Logger } from "../support/logger.js";
 import { codeName } from "./code-name.js";
 import { requestIdKey } from "./context-keys.js";
+import { type AnyRequest, answerOf } from "./next.js";
 
 const codeOfKind: Record<ErrorKind, Code> = {
   invalid_argument: Code.InvalidArgument,
@@ -80,27 +81,26 @@ export function toConnectError(error: unknown, requestId: string, logger: Logger
 }
 
 export function createErrorMappingInterceptor(logger: Logger): Interceptor {
-  return (next) => async (req) => {
+  // Promise callbacks rather than an async function: this runs for every call, the no-op included.
+  return (next) => (req) => {
     const requestId = req.contextValues.get(requestIdKey);
-    try {
-      const res = await next(req);
-      if (!res.stream) return res;
-      const messages = res.message;
-      return {
-        ...res,
-        message: (async function* () {
-          try {
-            yield* messages;
-          } catch (error) {
-            // A stream whose call ended (its client reset it or went away while an answer was being written) fails
-            // with whatever the socket said: that is the call's end, not a fault of the server.
-            if (req.signal.aborted && !(error instanceof DomainError) && !(error instanceof ConnectError)) throw endedCallError(req.signal, error);
-            throw toConnectError(error, requestId, logger);
-          }
-        })(),
-      };
-    } catch (error) {
-      throw toConnectError(error, requestId, logger);
-    }
+    return answerOf(next, req).then(
+      (res) => (res.stream ? { ...res, message: mappedStream(res.message, req, requestId, logger) } : res),
+      (error: unknown) => {
+        throw toConnectError(error, requestId, logger);
+      },
+    );
   };
+}
+
+/** A streaming answer's messages, with the error that ends them mapped as any other. */
+async function* mappedStream<T>(messages: AsyncIterable<T>, req: AnyRequest, requestId: string, logger: Logger) {
+  try {
+    yield* messages;
+  } catch (error) {
+    // A stream whose call ended (its client reset it or went away while an answer was being written) fails
+    // with whatever the socket said: that is the call's end, not a fault of the server.
+    if (req.signal.aborted && !(error instanceof DomainError) && !(error instanceof ConnectError)) throw endedCallError(req.signal, error);
+    throw toConnectError(error, requestId, logger);
+  }
 }

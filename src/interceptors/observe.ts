@@ -4,6 +4,7 @@ import { endedCallError } from "./error-mapping.js";
 import { accessLogOf, type Logger } from "../support/logger.js";
 import type { Metrics } from "../support/metrics.js";
 import { principalKey, requestIdKey } from "./context-keys.js";
+import { answerOf } from "./next.js";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 
 export function protocolOf(contentType: string | null): string {
@@ -26,7 +27,7 @@ const reasonOf = (error: ConnectError): string | undefined => error.findDetails(
  */
 export function createObserveInterceptor(logger: Logger, metrics: Metrics): Interceptor {
   const accessLog = accessLogOf(logger);
-  return (next) => async (req) => {
+  return (next) => (req) => {
     const started = process.hrtime.bigint();
     const requestId = req.contextValues.get(requestIdKey);
     const procedure = `/${req.service.typeName}/${req.method.name}`;
@@ -55,41 +56,42 @@ export function createObserveInterceptor(logger: Logger, metrics: Metrics): Inte
       connectError.metadata.set("x-request-id", requestId);
       return connectError;
     };
-    let res: Awaited<ReturnType<typeof next>>;
-    try {
-      res = await next(req);
-    } catch (error) {
-      const connectError = failed(error);
-      record(connectError.code, reasonOf(connectError));
-      throw connectError;
-    }
-    res.header.set("x-request-id", requestId);
-    if (!res.stream) {
-      record(undefined);
-      return res;
-    }
-    const messages = res.message;
-    return {
-      ...res,
-      message: (async function* () {
-        let code: Code | undefined;
-        let reason: string | undefined;
-        let completed = false;
-        try {
-          yield* messages;
-          completed = true;
-        } catch (error) {
-          const connectError = failed(error);
-          code = connectError.code;
-          reason = reasonOf(connectError);
-          throw connectError;
-        } finally {
-          // A stream whose answers stopped being read (left by `return()`), or that ended because its call did (a
-          // Health.Watch whose client went away), ended with its call: deadline_exceeded or canceled.
-          if (code === undefined && (!completed || req.signal.aborted)) code = endedCallError(req.signal).code;
-          record(code, reason);
+    // Promise callbacks rather than an async function: this runs for every call, the no-op included.
+    return answerOf(next, req).then(
+      (res) => {
+        res.header.set("x-request-id", requestId);
+        if (!res.stream) {
+          record(undefined);
+          return res;
         }
-      })(),
-    };
+        return { ...res, message: observedStream(res.message) };
+      },
+      (error: unknown) => {
+        const connectError = failed(error);
+        record(connectError.code, reasonOf(connectError));
+        throw connectError;
+      },
+    );
+
+    /** A streaming answer's messages, recorded when the stream ends (with the code it ended with). */
+    async function* observedStream<T>(messages: AsyncIterable<T>) {
+      let code: Code | undefined;
+      let reason: string | undefined;
+      let completed = false;
+      try {
+        yield* messages;
+        completed = true;
+      } catch (error) {
+        const connectError = failed(error);
+        code = connectError.code;
+        reason = reasonOf(connectError);
+        throw connectError;
+      } finally {
+        // A stream whose answers stopped being read (left by `return()`), or that ended because its call did (a
+        // Health.Watch whose client went away), ended with its call: deadline_exceeded or canceled.
+        if (code === undefined && (!completed || req.signal.aborted)) code = endedCallError(req.signal).code;
+        record(code, reason);
+      }
+    }
   };
 }

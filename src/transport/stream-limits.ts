@@ -1,5 +1,6 @@
 import type { Interceptor } from "@connectrpc/connect";
 import { DomainError } from "../domain/errors.js";
+import type { AnyRequest, Next } from "../interceptors/next.js";
 import { peerAddressKey } from "./peer.js";
 
 export interface StreamLimits {
@@ -54,9 +55,13 @@ async function* untilLifetimeOver<T>(messages: AsyncIterable<T>, lifetime: Abort
 export function createStreamLimitInterceptor(limits: StreamLimits): Interceptor {
   let open = 0;
   const openByPeer = new Map<string, number>();
-  return (next) => async (req) => {
+  // Not an async function for the calls that stream no answers (nearly every call): no promise of its own in between.
+  return (next) => (req) => {
     const kind = req.method.methodKind;
-    if (kind !== "server_streaming" && kind !== "bidi_streaming") return next(req);
+    return kind !== "server_streaming" && kind !== "bidi_streaming" ? next(req) : limited(next, req);
+  };
+
+  async function limited(next: Next, req: AnyRequest) {
     const peer = req.contextValues.get(peerAddressKey);
     const peerOpen = openByPeer.get(peer) ?? 0;
     if (peerOpen >= limits.maxStreamingCallsPerPeer) {
@@ -101,5 +106,5 @@ export function createStreamLimitInterceptor(limits: StreamLimits): Interceptor 
       release();
       throw error;
     }
-  };
+  }
 }

@@ -57,6 +57,23 @@ describe("the durability barrier", () => {
     expect(await call).toBe(failure);
   });
 
+  it("holds an error thrown before the inner call made its promise, and answers it as a rejection", async () => {
+    const barrier = heldBarrier();
+    let out = false;
+    const failure = new Error("refused at once");
+    const call = createDurabilityInterceptor(barrier.store)(() => {
+      throw failure;
+    })(request).catch((error: unknown) => {
+      out = true;
+      return error;
+    });
+    await tick();
+    expect(barrier.asked()).toBe(1);
+    expect(out).toBe(false);
+    barrier.open();
+    expect(await call).toBe(failure);
+  });
+
   it("answers with the barrier's own failure when the disk could not be synced", async () => {
     const synced = new Error("store.sync_failed");
     const call = createDurabilityInterceptor({ durable: () => Promise.reject(synced) })(async () => answer)(request);

@@ -104,10 +104,12 @@ export function createSqliteCommits(
       await groupSync?.durable();
       return applied.result;
     },
-    async durable() {
-      if (lostBatch) throw lostBatch;
-      await batches.committed();
-      await groupSync?.durable();
+    // Every answer waits here (the durability barrier): without an open batch no await of its own, only the sync's
+    // promise (resolved at once when no commit waits for one).
+    durable() {
+      if (lostBatch) return Promise.reject(lostBatch);
+      const durable = () => groupSync?.durable() ?? RESOLVED;
+      return batches.committed()?.then(durable) ?? durable();
     },
     // In-process: this process's count and the other connections' commits seen by the read window the principal is
     // read in (opened here if none is), no query per call (a resolved promise).
@@ -180,6 +182,8 @@ export function createSqliteCommits(
 }
 
 /** A message row `alias` still queued for delivery: pending, and not parked as copied when the claim skips those. */
+const RESOLVED = Promise.resolve();
+
 const queued = (alias: string, claim: OutboxClaim) =>
   claim.skipCopied ? sql`${sql.raw(alias)}.status = 'pending' AND ${sql.raw(alias)}.copied_at IS NULL` : sql`${sql.raw(alias)}.status = 'pending'`;
 
