@@ -10,7 +10,7 @@ export function randomSecret(bytes = 32): string {
  * call hashes its token's secret: the one-shot `hash` costs about a third of a Hash object's create, update, digest.
  */
 export function sha256Hex(value: string): string {
-  return hash("sha256", value, "hex");
+  return hash("sha256", value); // hex, the default encoding of its digest
 }
 
 /** Compares two strings (their UTF-8 bytes) in time independent of where they differ. */
