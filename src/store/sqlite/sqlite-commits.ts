@@ -181,9 +181,13 @@ export function createSqliteCommits(
   };
 }
 
-/** A message row `alias` still queued for delivery: pending, and not parked as copied when the claim skips those. */
+/**
+ * What `durable()` answers when the store syncs no log itself (synchronous OFF or NORMAL): one settled promise for
+ * every call.
+ */
 const RESOLVED = Promise.resolve();
 
+/** A message row `alias` still queued for delivery: pending, and not parked as copied when the claim skips those. */
 const queued = (alias: string, claim: OutboxClaim) =>
   claim.skipCopied ? sql`${sql.raw(alias)}.status = 'pending' AND ${sql.raw(alias)}.copied_at IS NULL` : sql`${sql.raw(alias)}.status = 'pending'`;
 
