@@ -25,3 +25,17 @@ describe("the users a ListUsers filter selects", () => {
     }
   });
 });
+
+// ImportHumanUsers finds the users of a chunk by their external ids. users_external_id holds only the users that have
+// one (most have none, and each index entry costs every new user); a lookup by external id implies that condition, so
+// SQLite still reads those users through it.
+describe("the users an import looks for by external id", () => {
+  it("are read through the index of external ids, not a scan of the table", async () => {
+    const plans = await plansOf("users", () => store().findUsersByNameKeysOrExternalIds({ instanceId: "i1", orgId: "o1", userNameKeys: [], externalIds: ["crm-1", "crm-2"] }));
+    expect(plans.length).toBeGreaterThan(0);
+    for (const plan of plans) {
+      expect(plan, plan).toMatch(/SEARCH users USING INDEX users_external_id \(org_id=\? AND external_id=\?\)/);
+      expect(plan).not.toMatch(/SCAN users/);
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { boolean, index, integer, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { organizations } from "./organization.js";
 import { position } from "./position.js";
@@ -53,7 +54,9 @@ export const users = pgTable(
   },
   (table) => [
     uniqueIndex("users_user_name_key").on(table.instanceId, table.userNameKey),
-    uniqueIndex("users_external_id").on(table.orgId, table.externalId),
+    // Only the users that have an external id: most have none, and every index entry is written with each new user
+    // (a lookup by external id names one, which implies the condition, so it still finds them here).
+    uniqueIndex("users_external_id").on(table.orgId, table.externalId).where(sql`${table.externalId} IS NOT NULL`),
     index("users_list").on(table.orgId, table.position),
     index("users_email").on(table.instanceId, table.emailKey),
   ],

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { organizations } from "./organization.js";
 
@@ -51,7 +52,9 @@ export const users = sqliteTable(
   },
   (table) => [
     uniqueIndex("users_user_name_key").on(table.instanceId, table.userNameKey),
-    uniqueIndex("users_external_id").on(table.orgId, table.externalId),
+    // Only the users that have an external id: most have none, and every index entry is written with each new user
+    // (a lookup by external id names one, which implies the condition, so it still finds them here).
+    uniqueIndex("users_external_id").on(table.orgId, table.externalId).where(sql`${table.externalId} IS NOT NULL`),
     // An organization's users in creation order (ListUsers pages by rowid, which SQLite appends to every index): the
     // page is read along this index, never sorted.
     index("users_org").on(table.orgId),
