@@ -1,5 +1,5 @@
 import { Code, type ConnectRouter, ConnectError, createConnectRouter, createContextValues, type Interceptor } from "@connectrpc/connect";
-import { type connectNodeAdapter, universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import { type connectNodeAdapter, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { createAsyncIterable, type UniversalHandler, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
@@ -9,6 +9,7 @@ import { acceptedRequestId } from "../interceptors/request-id.js";
 import { errorInfoDetail, internalErrorBody, specError, type SpecErrorBody } from "../rest/error-body.js";
 import type { Logger } from "../support/logger.js";
 import { type DecodeCheckOptions, REQUEST_COMPRESSIONS, withDecodeCheck } from "./decode-check.js";
+import { universalRequestOf } from "./node-request.js";
 import { peerAddressKey, peerAddressOf } from "./peer.js";
 
 /** A request handler for both node:http and node:http2 (compatibility API) servers. */
@@ -113,13 +114,14 @@ export function createNodeAdapter(options: NodeAdapterOptions): NodeHandler {
       options.fallback(req, res, requestId);
       return;
     }
-    if (authorityOf(req) === undefined) {
+    const authority = authorityOf(req);
+    if (authority === undefined) {
       const { status, body } = specError(Code.InvalidArgument, "the request needs a valid Host header", [errorInfoDetail("http.bad_host")]);
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
       return;
     }
-    const request = universalRequestFromNodeRequest(req, res, undefined, createContextValues().set(requestIdKey, requestId).set(peerAddressKey, peerAddressOf(req.socket)));
+    const request = universalRequestOf(req, res, authority, createContextValues().set(requestIdKey, requestId).set(peerAddressKey, peerAddressOf(req.socket)));
     handler(request)
       .then((response) => universalResponseToNodeResponse(withErrorBody(response), res))
       .catch((reason: unknown) => {

@@ -1,0 +1,88 @@
+import type { ContextValues } from "@connectrpc/connect";
+import type { UniversalServerRequest } from "@connectrpc/connect/protocol";
+import type { IncomingMessage } from "node:http";
+import type { Http2ServerRequest } from "node:http2";
+
+type NodeRequest = IncomingMessage | Http2ServerRequest;
+/** What is read of either protocol's response (connect-node's adapter types narrow node's own response types). */
+type NodeResponse = Pick<NodeJS.EventEmitter, "once" | "off"> & { readonly writableEnded: boolean };
+
+/**
+ * How many request signals wait for their next call. A call takes one and gives it back when its answer was sent in
+ * full, so this only needs to cover the calls in flight at once; past it, a signal is left to the collector.
+ */
+const IDLE_SIGNALS = 256;
+
+/**
+ * The controllers of request signals that were never aborted and whose calls are over.
+ *
+ * Why: connect-es links every call's context signal to its request's signal, and connect-node's request adapter makes
+ * a new AbortController for every request and aborts it when the response closes, also after a normal finish. On
+ * Node 20 an AbortSignal is dear to make (an EventTarget whose prototype is replaced: about 1.4 KB, of which a third
+ * outlives the young generation), and each abort dispatches an event nobody listens to any more. A signal whose call
+ * answered in full has no listener left (connect-es aborts the call's context when the call ends, which removes its
+ * listener from the request's signal), so the next call can take it.
+ */
+const idle: AbortController[] = [];
+
+function takeController(): AbortController {
+  return idle.pop() ?? new AbortController();
+}
+
+/**
+ * Ties a request's controller to its exchange, which ends with the response's close (not the request's: Node closes a
+ * request once its body was read, nodejs/node#40775; over HTTP/2 both are the stream's close). The controller is
+ * aborted when the client went away before the answer was complete — the connection closed, the stream was reset (also
+ * by the body deadline), the request's body broke off — and given back when the answer was ended.
+ */
+function watchExchange(req: NodeRequest, res: NodeResponse, controller: AbortController): void {
+  res.once("close", () => {
+    // Ended: the transport writes the end of an answer only after its call is over (connect-es aborted the call's own
+    // signal, which took its listener off this one), so nothing listens here any more.
+    if (res.writableEnded && !req.errored) {
+      if (idle.length < IDLE_SIGNALS) idle.push(controller);
+      return;
+    }
+    // A body that broke off is the reason (node's ECONNRESET "aborted"), as connect-node gives it; node sets it before
+    // the response closes, and emits the request's "error" only to a listener, so none is needed.
+    controller.abort(req.errored ?? undefined);
+  });
+}
+
+/** The request's headers as fetch Headers, without HTTP/2's pseudo-headers (what connect-node hands connect-es). */
+function webHeaders(nodeHeaders: NodeRequest["headers"]): Headers {
+  const header = new Headers();
+  for (const key of Object.keys(nodeHeaders)) {
+    if (key.startsWith(":")) continue;
+    const value = nodeHeaders[key];
+    if (value === undefined) continue;
+    if (typeof value === "string") header.append(key, value);
+    else for (const item of value) header.append(key, item);
+  }
+  return header;
+}
+
+/** The request's body, chunk by chunk (a generator, so that leaving it early ends the read as connect-node's does). */
+async function* bodyOf(req: NodeRequest): AsyncGenerator<Uint8Array> {
+  for await (const chunk of req) yield chunk as Uint8Array;
+}
+
+/**
+ * The request as connect-es takes it: what connect-node's `universalRequestFromNodeRequest` makes, with a request
+ * signal that is reused (see `idle`) and a URL joined from the authority already checked (`createAuthorityCheck`
+ * parsed it once) and the request's path, instead of parsed and printed again on every call.
+ */
+export function universalRequestOf(req: NodeRequest, res: NodeResponse, authority: string, contextValues: ContextValues): UniversalServerRequest {
+  const controller = takeController();
+  watchExchange(req, res, controller);
+  const encrypted = "encrypted" in req.socket && req.socket.encrypted === true;
+  return {
+    httpVersion: req.httpVersion,
+    method: req.method ?? "",
+    url: `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
+    header: webHeaders(req.headers),
+    body: bodyOf(req),
+    signal: controller.signal,
+    contextValues,
+  };
+}
