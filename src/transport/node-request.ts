@@ -55,9 +55,9 @@ function webHeaders(nodeHeaders: NodeRequest["headers"]): Headers {
   for (const key of Object.keys(nodeHeaders)) {
     if (key.startsWith(":")) continue;
     const value = nodeHeaders[key];
-    if (value === undefined) continue;
+    // Node joins a repeated header into one value, except those it keeps as a list (set-cookie).
     if (typeof value === "string") header.append(key, value);
-    else for (const item of value) header.append(key, item);
+    else for (const item of value ?? []) header.append(key, item);
   }
   return header;
 }
@@ -75,10 +75,12 @@ async function* bodyOf(req: NodeRequest): AsyncGenerator<Uint8Array> {
 export function universalRequestOf(req: NodeRequest, res: NodeResponse, authority: string, contextValues: ContextValues): UniversalServerRequest {
   const controller = takeController();
   watchExchange(req, res, controller);
-  const encrypted = "encrypted" in req.socket && req.socket.encrypted === true;
+  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
   return {
     httpVersion: req.httpVersion,
+    // Stryker disable next-line StringLiteral: a server's request always has a method and a URL (optional only in their types)
     method: req.method ?? "",
+    // Stryker disable next-line StringLiteral: as above
     url: `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
     header: webHeaders(req.headers),
     body: bodyOf(req),

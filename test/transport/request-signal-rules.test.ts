@@ -74,7 +74,7 @@ describe("what connect-es receives of a request", () => {
     const { url, exchanges } = await serve("http1");
     const agent = new http.Agent({ keepAlive: true });
     closers.push(() => agent.destroy());
-    const answered = post(url, agent, "/pkg.Service/Method?connect=v1&x=a%20b", "the body", { "x-many": ["one", "two"], "x-one": "1" });
+    const answered = post(url, agent, "/pkg.Service/Method?connect=v1&x=a%20b", "the body", { "x-many": ["one", "two"], "x-one": "1", "set-cookie": ["a=1", "b=2"] });
     await eventually(() => exchanges.length === 1, { what: "the request" });
     const { request, answer } = exchanges[0]!;
     expect(request.method).toBe("POST");
@@ -84,6 +84,8 @@ describe("what connect-es receives of a request", () => {
     expect(request.header.get("x-one")).toBe("1");
     expect(request.header.get("x-many")).toBe("one, two");
     expect(request.header.get("host")).toBe(new URL(url).host);
+    // The one request header node keeps as a list: each of its values, not the list printed as one.
+    expect(request.header.getSetCookie()).toEqual(["a=1", "b=2"]);
     expect(await bodyText(request)).toBe("the body");
     answer();
     expect(await answered).toBe("ok");
