@@ -1,7 +1,6 @@
 import { Code, type ConnectRouter, ConnectError, createConnectRouter, createContextValues, type Interceptor } from "@connectrpc/connect";
 import { type connectNodeAdapter, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { createAsyncIterable, type UniversalHandler, type UniversalServerResponse } from "@connectrpc/connect/protocol";
-import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { limitBodyTime } from "./body-deadline.js";
 import { requestIdKey } from "../interceptors/context-keys.js";
@@ -9,7 +8,7 @@ import { acceptedRequestId } from "../interceptors/request-id.js";
 import { errorInfoDetail, internalErrorBody, specError, type SpecErrorBody } from "../rest/error-body.js";
 import type { Logger } from "../support/logger.js";
 import { type DecodeCheckOptions, REQUEST_COMPRESSIONS, withDecodeCheck } from "./decode-check.js";
-import { universalRequestOf } from "./node-request.js";
+import { createAuthorityCheck, universalRequestOf } from "./node-request.js";
 import { peerAddressKey, peerAddressOf } from "./peer.js";
 
 /** A request handler for both node:http and node:http2 (compatibility API) servers. */
@@ -62,29 +61,6 @@ function withErrorBody(response: UniversalServerResponse): UniversalServerRespon
 const streamsRequests = (handler: UniversalHandler | undefined) =>
   handler !== undefined && (handler.method.methodKind === "client_streaming" || handler.method.methodKind === "bidi_streaming");
 
-/** How many authorities already found valid are remembered: clients send the same few Host headers again and again. */
-const KNOWN_AUTHORITIES = 64;
-
-/**
- * The authority connect-node builds the request URL from; undefined when no URL can be built from it. Parsing a URL
- * is one of the dearer steps of a cheap call, so the authorities found valid lately are remembered (a bounded set,
- * emptied when full: a client sending many different ones only makes it parse again).
- */
-function createAuthorityCheck() {
-  const known = new Set<string>();
-  return (req: NodeRequest): string | undefined => {
-    const authority = "authority" in req ? (req as Http2ServerRequest).authority : (req as IncomingMessage).headers.host;
-    if (!authority) return undefined;
-    if (known.has(authority)) return authority;
-    if (!URL.canParse(`http://${authority}/`)) return undefined;
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: only how much is remembered changes (memory, not answers)
-    if (known.size >= KNOWN_AUTHORITIES) known.clear();
-    // Stryker disable next-line all: remembering nothing only makes every call parse again
-    known.add(authority);
-    return authority;
-  };
-}
-
 /**
  * connect-node's adapter, with what a server facing hostile clients needs: every request gets its
  * request id (context value and `x-request-id` header) before anything can fail, every RPC's
@@ -114,14 +90,14 @@ export function createNodeAdapter(options: NodeAdapterOptions): NodeHandler {
       options.fallback(req, res, requestId);
       return;
     }
-    const authority = authorityOf(req);
-    if (authority === undefined) {
+    const host = authorityOf(req);
+    if (host === undefined) {
       const { status, body } = specError(Code.InvalidArgument, "the request needs a valid Host header", [errorInfoDetail("http.bad_host")]);
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));
       return;
     }
-    const request = universalRequestOf(req, res, authority, createContextValues().set(requestIdKey, requestId).set(peerAddressKey, peerAddressOf(req.socket)));
+    const request = universalRequestOf(req, res, host, createContextValues().set(requestIdKey, requestId).set(peerAddressKey, peerAddressOf(req.socket)));
     handler(request)
       .then((response) => universalResponseToNodeResponse(withErrorBody(response), res))
       .catch((reason: unknown) => {

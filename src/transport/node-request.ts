@@ -1,11 +1,12 @@
 import type { ContextValues } from "@connectrpc/connect";
 import type { UniversalServerRequest } from "@connectrpc/connect/protocol";
+import { getEventListeners } from "node:events";
 import type { IncomingMessage } from "node:http";
 import type { Http2ServerRequest } from "node:http2";
 
 type NodeRequest = IncomingMessage | Http2ServerRequest;
 /** What is read of either protocol's response (connect-node's adapter types narrow node's own response types). */
-type NodeResponse = Pick<NodeJS.EventEmitter, "once" | "off"> & { readonly writableEnded: boolean };
+type NodeResponse = Pick<NodeJS.EventEmitter, "once"> & { readonly writableEnded: boolean };
 
 /**
  * How many request signals wait for their next call. A call takes one and gives it back when its answer was sent in
@@ -30,21 +31,23 @@ function takeController(): AbortController {
 }
 
 /**
- * Ties a request's controller to its exchange, which ends with the response's close (not the request's: Node closes a
- * request once its body was read, nodejs/node#40775; over HTTP/2 both are the stream's close). The controller is
+ * Ties a request's controller to its exchange, which ends when the exchange closes: the response's close over
+ * HTTP/1.1 (Node closes a request once its body was read, nodejs/node#40775), the request's over HTTP/2 (the stream's
+ * close; node's compatibility layer skips the response's for a HEAD stream reset before its end). The controller is
  * aborted when the client went away before the answer was complete — the connection closed, the stream was reset (also
  * by the body deadline), the request's body broke off — and given back when the answer was ended.
  */
 function watchExchange(req: NodeRequest, res: NodeResponse, controller: AbortController): void {
-  res.once("close", () => {
+  ("stream" in req ? req : res).once("close", () => {
     // Ended: the transport writes the end of an answer only after its call is over (connect-es aborted the call's own
-    // signal, which took its listener off this one), so nothing listens here any more.
-    if (res.writableEnded && !req.errored) {
+    // signal, which took its listener off this one). Checked all the same: a signal something still listens to is
+    // aborted, as connect-node would, never handed to another call.
+    if (res.writableEnded && !req.errored && getEventListeners(controller.signal, "abort").length === 0) {
       if (idle.length < IDLE_SIGNALS) idle.push(controller);
       return;
     }
     // A body that broke off is the reason (node's ECONNRESET "aborted"), as connect-node gives it; node sets it before
-    // the response closes, and emits the request's "error" only to a listener, so none is needed.
+    // the exchange closes, and emits the request's "error" only to a listener, so none is needed.
     controller.abort(req.errored ?? undefined);
   });
 }
@@ -69,10 +72,11 @@ async function* bodyOf(req: NodeRequest): AsyncGenerator<Uint8Array> {
 
 /**
  * The request as connect-es takes it: what connect-node's `universalRequestFromNodeRequest` makes, with a request
- * signal that is reused (see `idle`) and a URL joined from the authority already checked (`createAuthorityCheck`
- * parsed it once) and the request's path, instead of parsed and printed again on every call.
+ * signal that is reused (see `idle`), and a URL joined from `host` — the request's authority as a URL parser reads it,
+ * which the node adapter's authority check keeps for the authorities it saw — and the request's path, instead of
+ * parsed and printed again on every call.
  */
-export function universalRequestOf(req: NodeRequest, res: NodeResponse, authority: string, contextValues: ContextValues): UniversalServerRequest {
+export function universalRequestOf(req: NodeRequest, res: NodeResponse, host: string, contextValues: ContextValues): UniversalServerRequest {
   const controller = takeController();
   watchExchange(req, res, controller);
   const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
@@ -81,10 +85,38 @@ export function universalRequestOf(req: NodeRequest, res: NodeResponse, authorit
     // Stryker disable next-line StringLiteral: a server's request always has a method and a URL (optional only in their types)
     method: req.method ?? "",
     // Stryker disable next-line StringLiteral: as above
-    url: `${encrypted ? "https" : "http"}://${authority}${req.url ?? ""}`,
+    url: `${encrypted ? "https" : "http"}://${host}${req.url ?? ""}`,
     header: webHeaders(req.headers),
     body: bodyOf(req),
     signal: controller.signal,
     contextValues,
+  };
+}
+
+/** How many authorities already found valid are remembered: clients send the same few Host headers again and again. */
+const KNOWN_AUTHORITIES = 64;
+
+/**
+ * The host of the request's authority as a URL parser reads it (lower-cased, decoded, a path or query cut off, as
+ * connect-node's `new URL(path, "http://" + authority)` read it), which the request URL is joined from; undefined when
+ * no URL can be built from the authority. Parsing a URL is one of the dearer steps of a cheap call, so the authorities
+ * seen lately are remembered with their hosts (a bounded map, emptied when full: a client sending many different ones
+ * only makes it parse again).
+ */
+export function createAuthorityCheck() {
+  const known = new Map<string, string>();
+  return (req: NodeRequest): string | undefined => {
+    const authority = "authority" in req ? (req as Http2ServerRequest).authority : (req as IncomingMessage).headers.host;
+    if (!authority) return undefined;
+    const remembered = known.get(authority);
+    if (remembered !== undefined) return remembered;
+    const host = URL.parse(`http://${authority}/`)?.host;
+    // Stryker disable next-line ConditionalExpression: its `false` mutant remembers an unparsable authority as undefined, which reads as not remembered: the same answer
+    if (host === undefined) return undefined;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: only how much is remembered changes (memory, not answers)
+    if (known.size >= KNOWN_AUTHORITIES) known.clear();
+    // Stryker disable next-line all: remembering nothing only makes every call parse again
+    known.set(authority, host);
+    return host;
   };
 }

@@ -6,7 +6,7 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { universalRequestOf } from "../../src/transport/node-request.js";
+import { createAuthorityCheck, universalRequestOf } from "../../src/transport/node-request.js";
 import { eventually } from "../support/eventually.js";
 import { makeSelfSignedCertificate } from "../support/tls.js";
 
@@ -25,9 +25,9 @@ afterEach(() => {
 async function serve(kind: "http1" | "https" | "http2"): Promise<{ url: string; exchanges: Exchange[]; closed(): number; ca?: Buffer }> {
   const exchanges: Exchange[] = [];
   let closed = 0;
+  const hostOf = createAuthorityCheck();
   const onRequest = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
-    const authority = ("authority" in req ? req.authority : req.headers.host) ?? "";
-    const request = universalRequestOf(req, res, authority, createContextValues());
+    const request = universalRequestOf(req, res, hostOf(req) ?? "refused.invalid", createContextValues());
     exchanges.push({ request, answer: (body = "ok") => res.end(body) });
     // After the adapter's own listener (added first), so a count of closes counts signals already given back.
     res.once("close", () => void closed++);
@@ -125,7 +125,52 @@ describe("what connect-es receives of a request", () => {
   });
 });
 
+describe("the URL's host", () => {
+  it("is the authority as a URL parser reads it: lower-cased and decoded, whatever path or query a Host header carries cut off", async () => {
+    const { url, exchanges } = await serve("http1");
+    const { hostname, port } = new URL(url);
+    const hosts = ["x/other.Svc/Method?", "x?message=EVIL&", "x#", "X%41:8080", "[::1]:8080", "u:p@example.com", "a b"];
+    for (const host of hosts) {
+      const socket = net.connect({ host: hostname, port: Number(port) });
+      socket.on("error", () => undefined);
+      closers.push(() => socket.destroy());
+      socket.write(`POST /pkg.Service/Method?q=1 HTTP/1.1\r\nhost: ${host}\r\ncontent-length: 0\r\n\r\n`);
+    }
+    await eventually(() => exchanges.length === hosts.length, { what: "every request" });
+    const seen = new Map(exchanges.map(({ request }) => [request.header.get("host"), request.url]));
+    expect(Object.fromEntries(seen)).toEqual({
+      "x/other.Svc/Method?": "http://x/pkg.Service/Method?q=1",
+      "x?message=EVIL&": "http://x/pkg.Service/Method?q=1",
+      "x#": "http://x/pkg.Service/Method?q=1",
+      "X%41:8080": "http://xa:8080/pkg.Service/Method?q=1",
+      "[::1]:8080": "http://[::1]:8080/pkg.Service/Method?q=1",
+      "u:p@example.com": "http://example.com/pkg.Service/Method?q=1",
+      // No URL can be built from it: the node adapter refuses the call (http.bad_host) before any request is made.
+      "a b": "http://refused.invalid/pkg.Service/Method?q=1",
+    });
+  });
+});
+
 describe("a request's signal", () => {
+  it("is aborted after a full answer, never handed on, while something still listens to it", async () => {
+    const { url, exchanges, closed } = await serve("http1");
+    const agent = new http.Agent({ keepAlive: true });
+    closers.push(() => agent.destroy());
+    const first = post(url, agent, "/a", "");
+    await eventually(() => exchanges.length === 1, { what: "the first request" });
+    const { signal } = exchanges[0]!.request;
+    signal.addEventListener("abort", () => undefined);
+    exchanges[0]!.answer();
+    await first;
+    await eventually(() => closed() === 1, { what: "the answer to close" });
+    expect(signal.aborted).toBe(true);
+    const second = post(url, agent, "/b", "");
+    await eventually(() => exchanges.length === 2, { what: "the second request" });
+    expect(exchanges[1]!.request.signal).not.toBe(signal);
+    exchanges[1]!.answer();
+    await second;
+  });
+
   it("HTTP/1.1: a call answered in full leaves its signal unaborted, and the next call takes it", async () => {
     const { url, exchanges } = await serve("http1");
     const agent = new http.Agent({ keepAlive: true });
