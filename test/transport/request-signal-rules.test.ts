@@ -136,7 +136,12 @@ describe("the URL's host", () => {
       closers.push(() => socket.destroy());
       socket.write(`POST /pkg.Service/Method?q=1 HTTP/1.1\r\nhost: ${host}\r\ncontent-length: 0\r\n\r\n`);
     }
-    await eventually(() => exchanges.length === hosts.length, { what: "every request" });
+    // HTTP/1.0 needs no Host header; without one, no URL can be built either.
+    const bare = net.connect({ host: hostname, port: Number(port) });
+    bare.on("error", () => undefined);
+    closers.push(() => bare.destroy());
+    bare.write("POST /pkg.Service/Method?q=1 HTTP/1.0\r\ncontent-length: 0\r\n\r\n");
+    await eventually(() => exchanges.length === hosts.length + 1, { what: "every request" });
     const seen = new Map(exchanges.map(({ request }) => [request.header.get("host"), request.url]));
     expect(Object.fromEntries(seen)).toEqual({
       "x/other.Svc/Method?": "http://x/pkg.Service/Method?q=1",
@@ -147,6 +152,7 @@ describe("the URL's host", () => {
       "u:p@example.com": "http://example.com/pkg.Service/Method?q=1",
       // No URL can be built from it: the node adapter refuses the call (http.bad_host) before any request is made.
       "a b": "http://refused.invalid/pkg.Service/Method?q=1",
+      null: "http://refused.invalid/pkg.Service/Method?q=1",
     });
   });
 });
@@ -249,6 +255,19 @@ describe("a request's signal", () => {
     expect(exchanges[2]!.request.signal).toBe(exchanges[1]!.request.signal);
     expect(exchanges[2]!.request.signal.aborted).toBe(false);
     exchanges[2]!.answer();
+  });
+
+  it("HTTP/2: a HEAD stream the client resets before its answer aborts the call's signal (node closes no response for it)", async () => {
+    const { url, exchanges } = await serve("http2");
+    const session = http2.connect(url);
+    closers.push(() => session.destroy());
+    const stream = session.request({ ":method": "HEAD", ":path": "/head" });
+    stream.on("error", () => undefined);
+    stream.end();
+    await eventually(() => exchanges.length === 1, { what: "the request" });
+    stream.close(http2.constants.NGHTTP2_CANCEL);
+    await eventually(() => exchanges[0]!.request.signal.aborted, { what: "the signal to be aborted" });
+    expect(exchanges[0]!.request.method).toBe("HEAD");
   });
 
   it("at most 256 signals wait for a next call: of 300 calls answered at once, the next 300 reuse 256", async () => {
