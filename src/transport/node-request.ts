@@ -46,8 +46,9 @@ function watchExchange(req: NodeRequest, res: NodeResponse, controller: AbortCon
       if (idle.length < IDLE_SIGNALS) idle.push(controller);
       return;
     }
-    // A body that broke off is the reason (node's ECONNRESET "aborted"), as connect-node gives it; node sets it before
-    // the exchange closes, and emits the request's "error" only to a listener, so none is needed.
+    // A body that broke off gives the reason: node's own error (ECONNRESET "aborted"; connect-node wrapped it in a
+    // ConnectError, and the call ends as canceled either way). Node sets it before the exchange closes, and emits the
+    // request's "error" only to a listener, so none is needed.
     controller.abort(req.errored ?? undefined);
   });
 }
