@@ -29,8 +29,9 @@ async function serve(kind: "http1" | "https" | "http2"): Promise<{ url: string; 
   const onRequest = (req: http.IncomingMessage | http2.Http2ServerRequest, res: http.ServerResponse | http2.Http2ServerResponse) => {
     const request = universalRequestOf(req, res, hostOf(req) ?? "refused.invalid", createContextValues());
     exchanges.push({ request, answer: (body = "ok") => res.end(body) });
-    // After the adapter's own listener (added first), so a count of closes counts signals already given back.
-    res.once("close", () => void closed++);
+    // On what the adapter listens to, after its own listener (added first): a count of closes counts signals already
+    // given back or aborted.
+    ("stream" in req ? req : res).once("close", () => void closed++);
   };
   const tls = kind === "https" ? makeSelfSignedCertificate() : undefined;
   const server =
@@ -178,13 +179,14 @@ describe("a request's signal", () => {
   });
 
   it("HTTP/1.1: a call answered in full leaves its signal unaborted, and the next call takes it", async () => {
-    const { url, exchanges } = await serve("http1");
+    const { url, exchanges, closed } = await serve("http1");
     const agent = new http.Agent({ keepAlive: true });
     closers.push(() => agent.destroy());
     const first = post(url, agent, "/a", "");
     await eventually(() => exchanges.length === 1, { what: "the first request" });
     exchanges[0]!.answer();
     await first;
+    await eventually(() => closed() === 1, { what: "the answer to close" });
     const second = post(url, agent, "/b", "");
     await eventually(() => exchanges.length === 2, { what: "the second request" });
     expect(exchanges[1]!.request.signal).toBe(exchanges[0]!.request.signal);
@@ -230,7 +232,7 @@ describe("a request's signal", () => {
   });
 
   it("HTTP/2: a stream the client resets before its answer aborts the call's signal; one answered in full passes it on", async () => {
-    const { url, exchanges } = await serve("http2");
+    const { url, exchanges, closed } = await serve("http2");
     const session = http2.connect(url);
     closers.push(() => session.destroy());
     const open = (path: string) => {
@@ -250,6 +252,7 @@ describe("a request's signal", () => {
     expect(exchanges[1]!.request.signal).not.toBe(exchanges[0]!.request.signal);
     exchanges[1]!.answer();
     await new Promise((resolve) => answered.once("close", resolve));
+    await eventually(() => closed() === 2, { what: "both exchanges to close" });
     open("/next");
     await eventually(() => exchanges.length === 3, { what: "the third request" });
     expect(exchanges[2]!.request.signal).toBe(exchanges[1]!.request.signal);
