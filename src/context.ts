@@ -1,4 +1,5 @@
 import type { Principal } from "./domain/principal.js";
+import type { OrganizationRow } from "./store/rows.js";
 import type { Store } from "./store/store.js";
 import type { Clock } from "./support/clock.js";
 import type { IdGenerator } from "./support/ids.js";
@@ -18,4 +19,9 @@ export interface Deps {
 export interface Caller {
   principal: Principal;
   requestedOrgId: string | undefined;
+  /**
+   * The caller's own organization as authentication found it (`Authenticated`), when it did: a call in that
+   * organization uses it instead of reading the row again. As current as the principal.
+   */
+  ownOrganization?: OrganizationRow | undefined;
 }

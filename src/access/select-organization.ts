@@ -15,7 +15,8 @@ import type { OrganizationRow } from "../store/rows.js";
 export async function selectOrganization(deps: Deps, caller: Caller): Promise<OrganizationRow> {
   const { principal, requestedOrgId } = caller;
   const orgId = requestedOrgId ?? principal.orgId;
-  const organization = await deps.store.findOrganizationById(orgId);
+  // The caller's own organization was read (or cached, and as current as the principal) by its authentication.
+  const organization = caller.ownOrganization?.id === orgId ? caller.ownOrganization : await deps.store.findOrganizationById(orgId);
   const foreign = requestedOrgId !== undefined && requestedOrgId !== principal.orgId;
   if (!organization || (foreign && !hasAnyRoleIn(principal, orgId))) throw organizationAccessDenied(orgId);
   if (organization.state === "inactive" && !hasInstanceRole(principal)) {

@@ -3,7 +3,7 @@ import { authenticate } from "../access/authenticate.js";
 import { createPrincipalCache } from "../access/principal-cache.js";
 import type { Deps } from "../context.js";
 import { invalidArgument } from "../domain/errors.js";
-import { principalKey, requestedOrgIdKey } from "./context-keys.js";
+import { ownOrganizationKey, principalKey, requestedOrgIdKey } from "./context-keys.js";
 import { PUBLIC_SERVICES } from "./public-services.js";
 import type { AnyRequest, Next } from "./next.js";
 
@@ -16,8 +16,9 @@ export function createAuthenticationInterceptor(deps: Deps): Interceptor {
   return (next) => (req) => (PUBLIC_SERVICES.has(req.service.typeName) ? next(req) : authenticated(next, req));
 
   async function authenticated(next: Next, req: AnyRequest) {
-    const principal = await authenticate(deps, req.header.get("authorization"), principals);
+    const { principal, ownOrganization } = await authenticate(deps, req.header.get("authorization"), principals);
     req.contextValues.set(principalKey, principal);
+    req.contextValues.set(ownOrganizationKey, ownOrganization);
     const requestedOrgId = req.header.get(ORG_HEADER);
     if (requestedOrgId !== null) {
       if (requestedOrgId.length === 0 || requestedOrgId.length > 200) {

@@ -1,11 +1,15 @@
 import { createContextKey } from "@connectrpc/connect";
 import type { Principal } from "../domain/principal.js";
+import type { OrganizationRow } from "../store/rows.js";
 
 /** Id of the request: in every log line of the call, in the `x-request-id` response header and in internal errors. */
 export const requestIdKey = createContextKey<string>("", { description: "request id" });
 
 /** The authenticated caller; set by the authentication interceptor. */
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "principal" });
+
+/** The caller's own organization, as read (or cached) with its principal; set by the authentication interceptor. */
+export const ownOrganizationKey = createContextKey<OrganizationRow | undefined>(undefined, { description: "own organization" });
 
 /** The organization named by `x-service-orgid`, when the request names one. */
 export const requestedOrgIdKey = createContextKey<string | undefined>(undefined, { description: "x-service-orgid" });

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_pb.js";
 import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
@@ -81,6 +81,37 @@ describe("a change of rights is obeyed by the very next call, though principals 
     expect((await failure(createProject(actor.token))).code).toBe(Code.PermissionDenied);
     await t.clients.client(UserService, "connect-json-http1", admin(orgId)).removeUser({ userId: actor.userId });
     expect(await failure(createProject(actor.token))).toMatchObject({ code: Code.Unauthenticated, reason: "auth.token_invalid" });
+  });
+});
+
+describe("the caller's own organization", () => {
+  // Authentication read (or cached) the caller's organization to make its principal, and a call in that organization
+  // uses that row: an authenticated read costs no organization read of its own (issue 12). Another organization, named
+  // by x-service-orgid, is read for its call.
+  it("is not read again by a call in it; another organization named by x-service-orgid is", async () => {
+    const orgId = await freshOrganization();
+    const otherOrgId = await freshOrganization();
+    const actor = await createActor(t.clients, t.server.adminToken, orgId, `cache-own-org-${count}`, ["ORG_OWNER"]);
+    await t.clients.client(OrganizationService, "connect-json-http1", admin(otherOrgId)).addOrganizationMember({ userId: actor.userId, roles: ["ORG_OWNER"] });
+    const { projectId } = await createProject(actor.token);
+    const store = t.server.gatehouse.deps.store;
+    // Authentication reads the organization again only with the token (its cached principal dropped by a change of
+    // access somewhere): every organization read beyond those is the call's own.
+    const tokenReads = vi.spyOn(store, "findTokenById");
+    const organizationReads = vi.spyOn(store, "findOrganizationById");
+    const readsOfOther = () => organizationReads.mock.calls.filter(([id]) => id === otherOrgId).length;
+    try {
+      const projects = (orgId?: string) => t.clients.client(ProjectService, "connect-json-http1", { token: actor.token, ...(orgId ? { orgId } : {}) });
+      await projects().getProject({ projectId });
+      await projects(orgId).getProject({ projectId });
+      expect(organizationReads.mock.calls).toEqual(tokenReads.mock.calls.map(() => [orgId]));
+      await projects(otherOrgId).listProjects({});
+      expect(readsOfOther()).toBe(1);
+      expect(organizationReads).toHaveBeenCalledTimes(tokenReads.mock.calls.length + 1);
+    } finally {
+      tokenReads.mockRestore();
+      organizationReads.mockRestore();
+    }
   });
 });
 
