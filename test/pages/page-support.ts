@@ -3,6 +3,7 @@ import type { Client } from "@connectrpc/connect";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { expect } from "vitest";
@@ -84,10 +85,15 @@ export async function nthLinkTo(world: PagesWorld, email: string, path: string, 
   return linkInMail(mail.raw, path);
 }
 
-/** Debian's chromium, installed with apt-get when missing (the machines run as root). */
+/**
+ * Debian's chromium, installed with apt-get when missing (the machines run as root). The page test files run in
+ * parallel workers, and on a fresh machine each finds chromium missing: the installs take turns under one lock file
+ * (the second finds chromium there), and apt-get waits for a dpkg lock held by anyone else instead of failing at once.
+ */
 export function ensureChromium(): void {
   if (existsSync("/usr/bin/chromium")) return;
-  execFileSync("bash", ["-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null"], { stdio: "inherit" });
+  const install = "test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 chromium >/dev/null; }";
+  execFileSync("flock", [join(tmpdir(), "gatehouse-chromium-install.lock"), "bash", "-c", install], { stdio: "inherit" });
 }
 
 export async function launchChromium(): Promise<Browser> {
