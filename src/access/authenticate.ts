@@ -1,7 +1,6 @@
 import type { Deps } from "../context.js";
 import { unauthenticated } from "../domain/errors.js";
 import type { Principal } from "../domain/principal.js";
-import type { OrganizationRow } from "../store/rows.js";
 import { parseToken } from "../domain/token.js";
 import { requireMaySignIn } from "../domain/user-state.js";
 import { constantTimeEqual, sha256Hex } from "../support/crypto.js";
@@ -10,16 +9,6 @@ import { membershipOf } from "./privilege-ceiling.js";
 
 /** One answer for every token that makes no caller: unknown, malformed, wrong secret, or its user gone. */
 const tokenInvalid = () => unauthenticated("auth.token_invalid", "the token is not valid");
-
-/**
- * What a token makes of its caller: the principal, and the row of its own organization as it was read (or cached) to
- * make the principal, so that a call in the caller's own organization need not read it again (`selectOrganization`).
- * The row is as current as the principal: every write on an organization's row drops cached principals.
- */
-export interface Authenticated {
-  principal: Principal;
-  ownOrganization: OrganizationRow | undefined;
-}
 
 /**
  * Turns an `Authorization` header into the calling principal, or throws unauthenticated.
@@ -32,7 +21,7 @@ export async function authenticate(
   deps: Deps,
   authorization: string | null,
   loadRows: (tokenId: string) => Promise<AccessRows> = (tokenId) => readAccessRows(deps.store, tokenId),
-): Promise<Authenticated> {
+): Promise<Principal> {
   if (!authorization) throw unauthenticated("auth.missing", "send Authorization: Bearer <personal access token>");
   // Stryker disable next-line MethodExpression: HTTP parsers (node's included) strip a header value's surrounding blanks already
   const match = /^Bearer ([\x21-\x7e]+)$/i.exec(authorization.trim());
@@ -41,20 +30,16 @@ export async function authenticate(
   if (!parsed) throw tokenInvalid();
   const rows = await loadRows(parsed.tokenId);
   if (!rows.token || !constantTimeEqual(sha256Hex(parsed.secret), rows.token.secretHash)) throw tokenInvalid();
-  return authenticatedOf(deps, rows);
+  return principalOf(deps, rows);
 }
 
 /**
- * The principal (and own organization) of a token whose secret was checked when its call began, as its rows are now: a call that outlives its
+ * The principal of a token whose secret was checked when its call began, as its rows are now: a call that outlives its
  * authentication (a streaming import) asks again, so a token removed or expired, a user deactivated or locked, an
  * organization deactivated or a role removed meanwhile stops it as it would refuse a new call.
  */
-export async function currentPrincipal(deps: Deps, principal: Principal): Promise<Authenticated> {
-  return authenticatedOf(deps, await readAccessRows(deps.store, principal.tokenId));
-}
-
-function authenticatedOf(deps: Deps, rows: AccessRows): Authenticated {
-  return { principal: principalOf(deps, rows), ownOrganization: rows.organization };
+export async function currentPrincipal(deps: Deps, principal: Principal): Promise<Principal> {
+  return principalOf(deps, await readAccessRows(deps.store, principal.tokenId));
 }
 
 /** What a found token's rows make of the caller, or the reason they make no caller (after its secret was checked). */

@@ -35,8 +35,8 @@ export async function startImport(deps: Deps, caller: Caller, signal?: AbortSign
   let next = 0;
   return {
     async *importBatch(items, options) {
-      // The organization's row too is read anew (the call's own is as old as the stream).
-      if (next > 0) scope = await scopeOf(deps, { ...caller, ...(await currentPrincipal(deps, caller.principal)) }, signal);
+      // The organization's row is read anew too: the one its authentication read is as old as the stream.
+      if (next > 0) scope = await scopeOf(deps, { ...caller, principal: await currentPrincipal(deps, caller.principal), ownOrganization: undefined }, signal);
       const first = next;
       next += items.length;
       for (const chunk of chunksOf(items, first)) {

@@ -1,6 +1,6 @@
 import type { Interceptor } from "@connectrpc/connect";
 import { authenticate } from "../access/authenticate.js";
-import { createPrincipalCache } from "../access/principal-cache.js";
+import { type AccessRows, createPrincipalCache } from "../access/principal-cache.js";
 import type { Deps } from "../context.js";
 import { invalidArgument } from "../domain/errors.js";
 import { ownOrganizationKey, principalKey, requestedOrgIdKey } from "./context-keys.js";
@@ -16,9 +16,13 @@ export function createAuthenticationInterceptor(deps: Deps): Interceptor {
   return (next) => (req) => (PUBLIC_SERVICES.has(req.service.typeName) ? next(req) : authenticated(next, req));
 
   async function authenticated(next: Next, req: AnyRequest) {
-    const { principal, ownOrganization } = await authenticate(deps, req.header.get("authorization"), principals);
+    // The rows the principal is made of (read, or cached until a change of access): the call's own organization among
+    // them serves the call's selection of it (selectOrganization), as current as the principal.
+    let rows: AccessRows | undefined;
+    const principal = await authenticate(deps, req.header.get("authorization"), async (tokenId) => (rows = await principals(tokenId)));
     req.contextValues.set(principalKey, principal);
-    req.contextValues.set(ownOrganizationKey, ownOrganization);
+    // Stryker disable next-line OptionalChaining: authenticate returned, so it loaded the rows (it reads them before any check that could pass without them)
+    req.contextValues.set(ownOrganizationKey, rows?.organization);
     const requestedOrgId = req.header.get(ORG_HEADER);
     if (requestedOrgId !== null) {
       if (requestedOrgId.length === 0 || requestedOrgId.length > 200) {

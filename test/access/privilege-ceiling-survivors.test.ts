@@ -29,7 +29,7 @@ beforeAll(async () => {
 async function userManager(): Promise<{ userId: string; caller: Caller }> {
   count += 1;
   const actor = await createActor(t.clients, t.server.adminToken, orgId, `self-issuer-${count}`, ["ORG_USER_MANAGER"]);
-  const { principal } = await authenticate(t.server.gatehouse.deps, `Bearer ${actor.token}`);
+  const principal = await authenticate(t.server.gatehouse.deps, `Bearer ${actor.token}`);
   return { userId: actor.userId, caller: { principal, requestedOrgId: undefined } };
 }
 

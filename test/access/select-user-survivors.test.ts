@@ -34,7 +34,7 @@ const admin = () => t.clients.client(UserService, "connect-json-http1", { token:
 async function selfCaller(): Promise<{ userId: string; tokenId: string; caller: Caller }> {
   count += 1;
   const actor = await createActor(t.clients, t.server.adminToken, orgId, `self-${count}`);
-  const { principal } = await authenticate(t.server.gatehouse.deps, `Bearer ${actor.token}`);
+  const principal = await authenticate(t.server.gatehouse.deps, `Bearer ${actor.token}`);
   return { userId: actor.userId, tokenId: principal.tokenId, caller: { principal, requestedOrgId: undefined } };
 }
 

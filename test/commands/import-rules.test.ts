@@ -141,7 +141,7 @@ describe("a failure that is not the user's own", () => {
 describe("the privilege ceiling of a re-import holds at its commit", () => {
   it("a user given a role above the importer's between the check and the commit is refused (principal.privileged) and not changed; the others are imported", async () => {
     const manager = await createActor(t.clients, t.server.adminToken, orgId, fresh("ceiling-manager"), ["ORG_USER_MANAGER"]);
-    const managerCaller: Caller = { principal: (await authenticate(t.server.gatehouse.deps, `Bearer ${manager.token}`)).principal, requestedOrgId: orgId };
+    const managerCaller: Caller = { principal: await authenticate(t.server.gatehouse.deps, `Bearer ${manager.token}`), requestedOrgId: orgId };
     const [target, bystander] = [fresh("promoted"), fresh("bystander")];
     await importAll(t.server.gatehouse.deps, [{ input: input(target) }, { input: input(bystander) }], { onConflict: "fail", sendInitializationMails: false });
     const users = t.clients.client(UserService, "connect-json-http1", { token: t.server.adminToken, orgId });
@@ -210,7 +210,7 @@ describe("an import whose call ended", () => {
 describe("a lost race of a chunk of one user", () => {
   it("is that user's aborted store.condition_failed (retry), and the user is not changed", async () => {
     const manager = await createActor(t.clients, t.server.adminToken, orgId, fresh("single-manager"), ["ORG_USER_MANAGER"]);
-    const managerCaller: Caller = { principal: (await authenticate(t.server.gatehouse.deps, `Bearer ${manager.token}`)).principal, requestedOrgId: orgId };
+    const managerCaller: Caller = { principal: await authenticate(t.server.gatehouse.deps, `Bearer ${manager.token}`), requestedOrgId: orgId };
     const target = fresh("single-promoted");
     const [created] = await importAll(t.server.gatehouse.deps, [{ input: input(target) }], { onConflict: "fail", sendInitializationMails: false });
     const targetId = created!.outcome === "created" ? created!.userId : "";

@@ -50,7 +50,7 @@ describe("gatehouse recover-admin --database-url", () => {
     const tokenFile = join(shared.dir, "admin.pat");
     expect(outcome).toEqual({ kind: "done", lines: [`wrote a new IAM_OWNER token for it to ${tokenFile} (mode 0600)`] });
     expect(await tokensOf()).toEqual({ n: 2 });
-    const { principal } = await authenticate(deps, `Bearer ${readFileSync(tokenFile, "utf8").trim()}`);
+    const principal = await authenticate(deps, `Bearer ${readFileSync(tokenFile, "utf8").trim()}`);
     expect(principal.memberships.filter((m) => m.level === "instance").flatMap((m) => m.roles)).toContain("IAM_OWNER");
   });
 });

@@ -119,7 +119,7 @@ describe("recover-admin", () => {
     expect(token).not.toBe(source.adminToken);
     const store = openStore(source.dataDir);
     try {
-      const { principal } = await authenticate({ store, clock: systemClock, ids: createIdGenerator(), masterKey: source.masterKey, externalUrl: "" }, `Bearer ${token}`);
+      const principal = await authenticate({ store, clock: systemClock, ids: createIdGenerator(), masterKey: source.masterKey, externalUrl: "" }, `Bearer ${token}`);
       expect(principal.memberships.find((m) => m.level === "instance")?.roles).toEqual(["IAM_OWNER"]);
       const admin = (await store.findUserById(principal.userId))!;
       await store.commit({

@@ -47,7 +47,7 @@ type World = Awaited<ReturnType<typeof world>>;
 
 /** What the token can do: the principal it authenticates as, with its instance roles. */
 async function instanceRolesOf(w: World, token: string) {
-  const { principal } = await authenticate(w.deps, `Bearer ${token}`);
+  const principal = await authenticate(w.deps, `Bearer ${token}`);
   return { userId: principal.userId, roles: principal.memberships.filter((m) => m.level === "instance").flatMap((m) => m.roles) };
 }
 
