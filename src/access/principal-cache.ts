@@ -22,9 +22,11 @@ export async function readAccessRows(store: Store, tokenId: string): Promise<Acc
 /**
  * The rows of recently used tokens, so an authenticated call does not read four rows every time. An entry is used
  * only while its user's access version (Store.accessVersion) is the one it was read under: a commit that may change
- * that user's principal (its token, its flags, its memberships) or anyone's (an organization's state, a removed
- * membership or token, any write by another process) drops it, so the very next call obeys the change; a new
- * membership of another user does not. What depends on the time (expiry) or on the presented secret is still checked
+ * that user's principal (its token, its flags, its memberships) or anyone's (any write on an organization's row but
+ * its insert, a removed membership or token, any write by another process) drops it, so the very next call obeys the
+ * change; a new membership of another user does not. The whole organization row counts, not just its state: a call
+ * in the caller's own organization uses the cached row (selectOrganization), so no write on an organization's row may
+ * join store/commit.ts's ACCESS_NEUTRAL but its insert. What depends on the time (expiry) or on the presented secret is still checked
  * on every call by `authenticate`.
  * Only tokens whose rows were found are kept (unknown ids would let any caller fill memory), at most `maxEntries`,
  * the least recently used going first.

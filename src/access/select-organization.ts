@@ -15,8 +15,10 @@ import type { OrganizationRow } from "../store/rows.js";
 export async function selectOrganization(deps: Deps, caller: Caller): Promise<OrganizationRow> {
   const { principal, requestedOrgId } = caller;
   const orgId = requestedOrgId ?? principal.orgId;
-  // The caller's own organization was read (or cached, and as current as the principal) by its authentication.
-  const organization = caller.ownOrganization?.id === orgId ? caller.ownOrganization : await deps.store.findOrganizationById(orgId);
+  // The caller's own organization was read (or cached, and as current as the principal) by its authentication. Only
+  // as the principal's own: a caller rebuilt with another principal reads its organization.
+  const own = orgId === principal.orgId && caller.ownOrganization?.id === orgId ? caller.ownOrganization : undefined;
+  const organization = own ?? (await deps.store.findOrganizationById(orgId));
   const foreign = requestedOrgId !== undefined && requestedOrgId !== principal.orgId;
   if (!organization || (foreign && !hasAnyRoleIn(principal, orgId))) throw organizationAccessDenied(orgId);
   if (organization.state === "inactive" && !hasInstanceRole(principal)) {

@@ -25,18 +25,19 @@ export interface Importer {
 
 /**
  * ImportHumanUsers / ImportHumanUsersBatch (issue 14). The organization is selected and `user.write` checked before
- * any user is read, and again, with the caller's rights as they are now, before each later message of a stream: a
- * stream lives for minutes, and a caller deactivated, locked, stripped of its role or of its token meanwhile must not
- * go on importing (the next message ends the stream with the error a new call would get). Then each request message
- * is imported in chunks (importBatch).
+ * any user is read, and again, with the caller's rights as they are now, before each message of a stream, the first
+ * included: a stream lives for minutes (its first message may come long after its start), and a caller deactivated,
+ * locked, stripped of its role or of its token, or whose organization was deactivated meanwhile must not go on
+ * importing (the next message ends the stream with the error a new call would get). Then each request message is
+ * imported in chunks (importBatch).
  */
 export async function startImport(deps: Deps, caller: Caller, signal?: AbortSignal): Promise<Importer> {
-  let scope = await scopeOf(deps, caller, signal);
+  await scopeOf(deps, caller, signal);
   let next = 0;
   return {
     async *importBatch(items, options) {
-      // The organization's row is read anew too: the one its authentication read is as old as the stream.
-      if (next > 0) scope = await scopeOf(deps, { ...caller, principal: await currentPrincipal(deps, caller.principal), ownOrganization: undefined }, signal);
+      // The organization's row is read anew too: the one the call's authentication read is as old as the stream.
+      const scope = await scopeOf(deps, { ...caller, principal: await currentPrincipal(deps, caller.principal), ownOrganization: undefined }, signal);
       const first = next;
       next += items.length;
       for (const chunk of chunksOf(items, first)) {

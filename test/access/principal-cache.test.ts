@@ -8,6 +8,7 @@ import { OrganizationService } from "../../gen/gatehouse/admin/v1/organization_p
 import { ProjectService } from "../../gen/gatehouse/admin/v1/project_pb.js";
 import { UserService } from "../../gen/gatehouse/admin/v1/user_pb.js";
 import { createPrincipalCache } from "../../src/access/principal-cache.js";
+import { selectOrganization } from "../../src/access/select-organization.js";
 import { createSqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { changesAccess, type Commit, type RowWrite } from "../../src/store/commit.js";
@@ -112,6 +113,22 @@ describe("the caller's own organization", () => {
       tokenReads.mockRestore();
       organizationReads.mockRestore();
     }
+  });
+});
+
+describe("a caller's organization row from authentication", () => {
+  // selectOrganization takes the row that came with the caller only for the principal's own organization: a caller
+  // rebuilt around another principal (naming that organization by x-service-orgid) reads it afresh.
+  it("serves the principal's own organization only", async () => {
+    const orgId = await freshOrganization();
+    await t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken }).deactivateOrganization({ organizationId: orgId });
+    const deps = t.server.gatehouse.deps;
+    const stale = { ...(await deps.store.findOrganizationById(orgId))!, state: "active" as const };
+    const owner = { level: "org" as const, scopeId: orgId, ownerOrgId: orgId, roles: ["ORG_OWNER"] };
+    const principal = { userId: "u", orgId, instanceId: stale.instanceId, tokenId: "t", memberships: [owner] };
+    expect((await selectOrganization(deps, { principal, requestedOrgId: undefined, ownOrganization: stale })).state).toBe("active");
+    const rebuilt = { principal: { ...principal, orgId: "another-organization" }, requestedOrgId: orgId, ownOrganization: stale };
+    await expect(selectOrganization(deps, rebuilt)).rejects.toMatchObject({ reason: "organization.inactive" });
   });
 });
 

@@ -9,7 +9,7 @@ import type { Store } from "../../src/store/store.js";
 import { authenticate } from "../../src/access/authenticate.js";
 import { useTestServer } from "../support/server.js";
 import { createActor } from "../support/world.js";
-import { adminCaller, interleavedDeps } from "./rules-support.js";
+import { interleavedDeps } from "./rules-support.js";
 
 /**
  * The import's chunks in-process (issue 14): a chunk is one commit; when another call takes one of its user names
@@ -24,7 +24,8 @@ const fresh = (prefix: string) => `${prefix}-${++n}`;
 
 beforeAll(async () => {
   ({ organizationId: orgId } = await t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken }).createOrganization({ name: "Import rules" }));
-  caller = await adminCaller(t, orgId);
+  // The admin's own principal, from its token: an import asks for the caller's rights again before each message.
+  caller = { principal: await authenticate(t.server.gatehouse.deps, `Bearer ${t.server.adminToken}`), requestedOrgId: orgId };
 });
 
 const input = (userName: string, externalId = "") => ({
@@ -156,6 +157,34 @@ describe("the privilege ceiling of a re-import holds at its commit", () => {
     expect(outcomes(results)).toEqual(["failed principal.privileged", "updated"]);
     const { user } = await users.getUser({ userId: targetId });
     expect(user?.type.case === "human" && user.type.value.profile?.firstName).toBe("Raced");
+  });
+});
+
+describe("rights that end between an import's start and its first message", () => {
+  // A stream's first message may come long after its start (the call's permission check): the rights are asked for
+  // again before every message, the first included, so the first message gets the error a new call would.
+  const admin = (organizationId: string) => ({ token: t.server.adminToken, orgId: organizationId });
+  const cases: [string, (actor: { userId: string }, organizationId: string) => Promise<unknown>, string][] = [
+    ["whose role was removed", (actor, organizationId) => t.clients.client(OrganizationService, "connect-json-http1", admin(organizationId)).removeOrganizationMember({ userId: actor.userId }), "permission_denied"],
+    ["that was deactivated", (actor, organizationId) => t.clients.client(UserService, "connect-json-http1", admin(organizationId)).deactivateUser({ userId: actor.userId }), "unauthenticated"],
+    [
+      "whose organization was deactivated",
+      (_actor, organizationId) => t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken }).deactivateOrganization({ organizationId }),
+      "unauthenticated",
+    ],
+  ];
+  it.each(cases)("a caller %s imports nothing: its first message gets the error", async (_label, revoke, kind) => {
+    const orgs = t.clients.client(OrganizationService, "connect-json-http1", { token: t.server.adminToken });
+    const { organizationId } = await orgs.createOrganization({ name: fresh("Import revoked") });
+    const manager = await createActor(t.clients, t.server.adminToken, organizationId, fresh("revoked-manager"), ["ORG_USER_MANAGER"]);
+    const managerCaller: Caller = { principal: await authenticate(t.server.gatehouse.deps, `Bearer ${manager.token}`), requestedOrgId: organizationId };
+    const importer = await startImport(t.server.gatehouse.deps, managerCaller);
+    await revoke(manager, organizationId);
+    const name = fresh("after-revoke");
+    const first = importer.importBatch([{ input: input(name) }], { onConflict: "fail", sendInitializationMails: false });
+    await expect(first.next()).rejects.toMatchObject({ kind });
+    const users = t.clients.client(UserService, "connect-json-http1", admin(organizationId));
+    expect((await users.listUsers({ userName: name })).users).toEqual([]);
   });
 });
 
