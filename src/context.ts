@@ -20,8 +20,9 @@ export interface Caller {
   principal: Principal;
   requestedOrgId: string | undefined;
   /**
-   * The caller's own organization as its authentication read it (or found it cached with the principal), when it did:
-   * a call in that organization uses it instead of reading the row again. As current as the principal: every write on
+   * The row of the principal's own organization (`principal.orgId`) as its authentication read it (or found it cached
+   * with the principal), when it did: a call in that organization uses it instead of reading the row again. Whoever
+   * builds a Caller around another principal leaves it out. As current as the principal: every write on
    * an organization's row but its insert drops cached principals (store/commit.ts, changesAccess).
    */
   ownOrganization?: OrganizationRow | undefined;

@@ -15,10 +15,8 @@ import type { OrganizationRow } from "../store/rows.js";
 export async function selectOrganization(deps: Deps, caller: Caller): Promise<OrganizationRow> {
   const { principal, requestedOrgId } = caller;
   const orgId = requestedOrgId ?? principal.orgId;
-  // The caller's own organization was read (or cached, and as current as the principal) by its authentication. Only
-  // as the principal's own: a caller rebuilt with another principal reads its organization.
-  // Stryker disable next-line ConditionalExpression: a defence only: the interceptor sets no row but that of the principal's own organization, so the ids always match when the first test holds
-  const own = orgId === principal.orgId && caller.ownOrganization?.id === orgId ? caller.ownOrganization : undefined;
+  // The caller's own organization was read (or cached, and as current as the principal) by its authentication.
+  const own = orgId === principal.orgId ? caller.ownOrganization : undefined;
   const organization = own ?? (await deps.store.findOrganizationById(orgId));
   const foreign = requestedOrgId !== undefined && requestedOrgId !== principal.orgId;
   if (!organization || (foreign && !hasAnyRoleIn(principal, orgId))) throw organizationAccessDenied(orgId);
