@@ -26,8 +26,8 @@ export async function readAccessRows(store: Store, tokenId: string): Promise<Acc
  * its insert, a removed membership or token, any write by another process) drops it, so the very next call obeys the
  * change; a new membership of another user does not. The whole organization row counts, not just its state: a call
  * in the caller's own organization uses the cached row (selectOrganization), so no write on an organization's row may
- * join store/commit.ts's ACCESS_NEUTRAL but its insert. What depends on the time (expiry) or on the presented secret is still checked
- * on every call by `authenticate`.
+ * join store/commit.ts's ACCESS_NEUTRAL but its insert. What depends on the time (expiry) or on the presented secret
+ * is still checked on every call by `authenticate`.
  * Only tokens whose rows were found are kept (unknown ids would let any caller fill memory), at most `maxEntries`,
  * the least recently used going first.
  */

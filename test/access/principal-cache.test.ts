@@ -102,7 +102,7 @@ describe("the caller's own organization", () => {
     const organizationReads = vi.spyOn(store, "findOrganizationById");
     const readsOfOther = () => organizationReads.mock.calls.filter(([id]) => id === otherOrgId).length;
     try {
-      const projects = (orgId?: string) => t.clients.client(ProjectService, "connect-json-http1", { token: actor.token, ...(orgId ? { orgId } : {}) });
+      const projects = (named?: string) => t.clients.client(ProjectService, "connect-json-http1", { token: actor.token, ...(named ? { orgId: named } : {}) });
       await projects().getProject({ projectId });
       await projects(orgId).getProject({ projectId });
       expect(organizationReads.mock.calls).toEqual(tokenReads.mock.calls.map(() => [orgId]));
