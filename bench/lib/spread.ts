@@ -29,3 +29,26 @@ export function combineMeasurements(measurements: Measurement[]): Measurement {
     raw: { generators: measurements.map((m) => m.raw ?? {}) },
   };
 }
+
+/**
+ * Consecutive slices of one generator's run (a window measured in turns with its reference) as one: requests and
+ * unexpected answers summed, req/s over the slices' time together (`windowSeconds`: each slice's window), a sequence
+ * that ran out in any slice counts. p50 and p99 are the highest of the slices' (the generators print percentiles, not
+ * distributions): an upper bound.
+ */
+export function joinSlices(slices: Measurement[], windowSeconds: number[]): Measurement {
+  if (slices.length === 1) return slices[0]!;
+  const sum = (pick: (m: Measurement, i: number) => number) => slices.reduce((total, m, i) => total + pick(m, i), 0);
+  const requests = sum((m) => m.requests);
+  // A slice's own duration where the generator measured one (its rate), else its window (no call finished in it).
+  const seconds = sum((m, i) => (m.rps > 0 ? m.requests / m.rps : windowSeconds[i]!));
+  return {
+    requests,
+    rps: seconds > 0 ? requests / seconds : 0,
+    p50Ms: Math.max(...slices.map((m) => m.p50Ms)),
+    p99Ms: Math.max(...slices.map((m) => m.p99Ms)),
+    unexpected: sum((m) => m.unexpected),
+    wrapped: slices.some((m) => m.wrapped),
+    raw: { slices: slices.map((m) => m.raw ?? {}) },
+  };
+}
