@@ -21,7 +21,7 @@ import { prepareScaleDataDir } from "./lib/scale-seed.js";
 import { type BenchRequest, HEALTH, type Scenario, SCENARIOS } from "./lib/scenarios.js";
 import { type BenchServer, REPO, type SharedDatabase, snapshotCode, startBare, startGatehouse } from "./lib/servers.js";
 import { createWorld, type World } from "./lib/setup.js";
-import { combineMeasurements, joinSlices, splitEvenly } from "./lib/spread.js";
+import { combineMeasurements, joinRuns, splitEvenly } from "./lib/spread.js";
 
 // `--import`: the bulk import on its own (bench/lib/import-scenario.ts), instead of the load table.
 if (process.argv.includes("--import")) process.exit(await runImportBench(process.argv.slice(2)));
@@ -87,10 +87,10 @@ interface RunPlan {
   warmupS: number;
   seconds: number;
   /**
-   * The run the ratio divides by, measured in turns with this one (one server only): the measured window is cut into
-   * slices of about two seconds and the reference runs for a second between each two. This machine's speed moves
-   * by a factor of two within seconds (bench/README.md, "Ratios and targets"), so the two sides of a ratio measured
-   * minutes apart could be measured at different speeds; in turns, both sides see the same ones.
+   * The run the ratio divides by, measured around this one (one server only): for a second right before this run and
+   * a second right after it. This machine's speed moves by a factor of two within seconds (bench/README.md, "Ratios
+   * and targets"), so the two sides of a ratio measured minutes apart could be measured at different speeds; around
+   * each other, both sides see nearly the same ones.
    */
   reference?: Reference;
   /** Total rate to pace to (the half-saturation runs). */
@@ -136,26 +136,22 @@ interface Reference {
   scenario: Scenario;
 }
 
-/** A measured window cut into slices of whole seconds (wrk takes whole seconds), about two each: 7 → 3, 2, 2. */
-const windowSlices = (seconds: number) => splitEvenly(seconds, Math.max(1, Math.floor(seconds / 2)));
-/**
- * The reference's slices: one second between each two slices of the window (7 s → S3 R1 S2 R1 S2), so each side is
- * measured on both sides of the other; after a window of one slice, one second after it.
- */
-const referenceSlicesOf = (windows: number[]) => (windows.length === 1 ? [1] : windows.slice(1).map(() => 1));
+/** How long each of a reference's two runs lasts (wrk takes whole seconds). */
+const REFERENCE_SECONDS = 1;
 
 /**
- * One slice of a reference run, measured: no warm-up (the reference server has served the same calls before), the
- * same protocol and connections as the run it is a reference for. Its calls repeat (Health/Check), so one short
- * sequence serves.
+ * One run of a reference, measured: no warm-up (the server has served the same calls before), the same protocol and
+ * connections as the run it is a reference for. Its calls repeat (Health/Check), so one short sequence serves.
  */
 async function runReference(reference: Reference, protocol: Protocol, connections: number, seconds: number): Promise<Measurement> {
   const server = reference.on.servers[0]!;
-  const requests = await reference.scenario.requests(undefined as unknown as World, 4 * WRK_BLOCK);
+  // wrk deals whole blocks to its threads, and a thread without a line stops wrk: whole rounds of blocks, as in measure.
+  const threads = Math.max(1, Math.min(cores, connections));
+  const requests = await reference.scenario.requests(undefined as unknown as World, roundUp(4 * WRK_BLOCK, WRK_BLOCK * threads));
   const file = join(workDir, `req-${fileSerial++}.txt`);
   if (generatorOf(protocol) === "wrk") {
     writeWrkFile(file, requests);
-    return runWrk({ url: server.url, headers: wrkHeaders(reference.on.token), connections, threads: Math.max(1, Math.min(cores, connections)), file, seconds });
+    return runWrk({ url: server.url, headers: wrkHeaders(reference.on.token), connections, threads, file, seconds });
   }
   writeH2cFile(file, requests, protocol as Exclude<Protocol, "connect-json-http1">, reference.on.token);
   return runH2c({ binary: h2cLoad, url: server.url, protocol: protocol === "grpc-h2c" ? "grpc" : "connect", file, connections, warmupMs: 0, durationMs: seconds * 1000 });
@@ -196,17 +192,17 @@ async function measure(on: Deployment, scenario: Scenario, protocol: Protocol, w
   const token = on.token;
   const traced = on.servers[0]!;
   for (const server of on.servers) await settle(server);
-  // The measured window, in slices with the reference's slices between them when the plan has one (one server only).
-  const windows = plan.reference ? windowSlices(plan.seconds) : [plan.seconds];
-  const sliceMeasurements: Measurement[][] = [];
-  const referenceSlices: Measurement[] = [];
-  const referenceWindows = referenceSlicesOf(windows);
-  /** After slice `k` of the measured window: the reference's next slice, if one is due, then both servers idle again. */
-  const afterSlice = async (k: number) => {
-    if (!plan.reference || referenceSlices.length === referenceWindows.length) return;
-    referenceSlices.push(await runReference(plan.reference, protocol, plan.connections, referenceWindows[referenceSlices.length]!));
-    for (const server of [...on.servers, ...plan.reference.on.servers]) await settle(server);
+  // The reference, when the plan has one: a second of it right before this run and a second right after (one server),
+  // each on an idle server, so that neither side absorbs the tail of the other's calls (a write's sync, say).
+  const referenceRuns: Measurement[] = [];
+  const runReferenceNow = async () => {
+    if (!plan.reference) return;
+    await settle(on.servers[0]!);
+    referenceRuns.push(await runReference(plan.reference, protocol, plan.connections, REFERENCE_SECONDS));
+    await settle(on.servers[0]!);
   };
+  await runReferenceNow();
+  let measurements: Measurement[];
   let rssPerRun = false;
   // wrk's runs only (its warm-up is a run of its own, so the measured run's CPU is known exactly), one server.
   let cpuUsPerRequest: number | undefined;
@@ -214,67 +210,50 @@ async function measure(on: Deployment, scenario: Scenario, protocol: Protocol, w
     // wrk deals lines to its threads in blocks: every file holds whole rounds of blocks. A thread per core, the
     // cores shared among several generators (at least one each).
     const threads = connections.map((c) => Math.max(1, Math.min(Math.floor(cores / replicas), c)));
-    // Per server: its warm-up, then one part per slice of the window.
-    const counts = threads.map((t, i) => [options.warmupS, ...windows].map((seconds) => roundUp(size(seconds) * share(i), WRK_BLOCK * t)));
-    const requests = await prepare(counts.flat().reduce((a, b) => a + b, 0));
-    const parts = slices(requests, counts.flat());
+    const warmCounts = threads.map((t, i) => roundUp(size(options.warmupS) * share(i), WRK_BLOCK * t));
+    const runCounts = threads.map((t, i) => roundUp(size(plan.seconds) * share(i), WRK_BLOCK * t));
+    const requests = await prepare([...warmCounts, ...runCounts].reduce((a, b) => a + b, 0));
+    const parts = slices(requests, warmCounts.flatMap((warm, i) => [warm, runCounts[i]!]));
     const files = parts.map((part) => {
       const file = join(workDir, `req-${fileSerial++}.txt`);
       writeWrkFile(file, part);
       return file;
     });
-    const fileOf = (i: number, part: number) => files[i * (windows.length + 1) + part]!;
     const wrk = (i: number, file: string, seconds: number) =>
       runWrk({ url: on.servers[i]!.url, headers: wrkHeaders(token), connections: connections[i]!, threads: threads[i]!, ...rate(i), file, seconds });
     rssPerRun = resetPeaks();
-    await Promise.all(on.servers.map((_, i) => wrk(i, fileOf(i, 0), plan.warmupS)));
+    await Promise.all(on.servers.map((_, i) => wrk(i, files[2 * i]!, plan.warmupS)));
     await traced.takeSqlTrace?.();
-    let cpuMs = 0;
-    for (const [k, seconds] of windows.entries()) {
-      const cpuBefore = on.servers.map((server) => server.cpuMs());
-      sliceMeasurements.push(await Promise.all(on.servers.map((_, i) => wrk(i, fileOf(i, k + 1), seconds))));
-      cpuMs += on.servers[0]!.cpuMs() - cpuBefore[0]!;
-      await afterSlice(k);
-    }
-    const requestsMeasured = sliceMeasurements.reduce((total, slice) => total + slice[0]!.requests, 0);
-    cpuUsPerRequest = on.servers.length === 1 && requestsMeasured > 0 ? (1000 * cpuMs) / requestsMeasured : undefined;
+    const cpuBefore = on.servers.map((server) => server.cpuMs());
+    measurements = await Promise.all(on.servers.map((_, i) => wrk(i, files[2 * i + 1]!, plan.seconds)));
+    cpuUsPerRequest = on.servers.length === 1 && measurements[0]!.requests > 0 ? (1000 * (on.servers[0]!.cpuMs() - cpuBefore[0]!)) / measurements[0]!.requests : undefined;
   } else {
-    // Per server: one file per slice of the window, the first with h2c-load's warm-up inside.
-    const counts = on.servers.map((_, i) =>
-      windows.map((seconds, k) => {
-        const whole = size((k === 0 ? plan.warmupS : 0) + seconds);
-        return replicas > 1 ? roundUp(whole * share(i), WRK_BLOCK) : whole;
-      }),
-    );
-    const requests = await prepare(counts.flat().reduce((a, b) => a + b, 0));
-    const files = slices(requests, counts.flat()).map((part) => {
+    const whole = size(plan.warmupS + plan.seconds);
+    const counts = on.servers.map((_, i) => (replicas > 1 ? roundUp(whole * share(i), WRK_BLOCK) : whole));
+    const requests = await prepare(counts.reduce((a, b) => a + b, 0));
+    const files = slices(requests, counts).map((part) => {
       const file = join(workDir, `req-${fileSerial++}.txt`);
       writeH2cFile(file, part, protocol as Exclude<Protocol, "connect-json-http1">, token);
       return file;
     });
     rssPerRun = resetPeaks();
     await traced.takeSqlTrace?.();
-    for (const [k, seconds] of windows.entries()) {
-      sliceMeasurements.push(
-        await Promise.all(
-          on.servers.map((server, i) =>
-            runH2c({
-              binary: h2cLoad,
-              url: server.url,
-              protocol: protocol === "grpc-h2c" ? "grpc" : "connect",
-              file: files[i * windows.length + k]!,
-              connections: connections[i]!,
-              warmupMs: k === 0 ? plan.warmupS * 1000 : 0,
-              durationMs: seconds * 1000,
-              ...rate(i),
-            }),
-          ),
-        ),
-      );
-      await afterSlice(k);
-    }
+    measurements = await Promise.all(
+      on.servers.map((server, i) =>
+        runH2c({
+          binary: h2cLoad,
+          url: server.url,
+          protocol: protocol === "grpc-h2c" ? "grpc" : "connect",
+          file: files[i]!,
+          connections: connections[i]!,
+          warmupMs: plan.warmupS * 1000,
+          durationMs: plan.seconds * 1000,
+          ...rate(i),
+        }),
+      ),
+    );
   }
-  const measurements = on.servers.map((_, i) => joinSlices(sliceMeasurements.map((slice) => slice[i]!), windows));
+  await runReferenceNow();
   // wrk's warm-up is a run of its own, left out; h2c-load's is inside its run, so counted too.
   const sql = await traced.takeSqlTrace?.();
   const measurement = combineMeasurements(measurements);
@@ -296,7 +275,7 @@ async function measure(on: Deployment, scenario: Scenario, protocol: Protocol, w
     ...(cpuUsPerRequest !== undefined ? { serverCpuUsPerRequest: cpuUsPerRequest } : {}),
     ...(on.postgres ? { postgresPeakMb: on.postgres.peakMemoryMb() } : {}),
     ...(plan.rate ? { pacedRate: plan.rate } : {}),
-    ...(plan.reference ? { reference: { server: plan.reference.on.servers[0]!.name, scenario: plan.reference.scenario.id, slicesS: referenceWindows, measurement: joinSlices(referenceSlices, referenceWindows) } } : {}),
+    ...(plan.reference ? { reference: { server: plan.reference.on.servers[0]!.name, scenario: plan.reference.scenario.id, runsS: referenceRuns.map(() => REFERENCE_SECONDS), measurement: joinRuns(referenceRuns) } } : {}),
     ...(on.database ? { database: on.database } : {}),
   };
   if (!keep) return row;
@@ -412,14 +391,14 @@ async function runDeployment(on: Deployment, world: World): Promise<void> {
 }
 
 /**
- * The reference a run's ratio is measured in turns with: Gatehouse's no-op on the same server, for the full run's rows
- * whose ratio over the no-op has a target, on SQLite's one process (PostgreSQL's rows have no targets; `--scale`
- * compares Gatehouse with itself). The no-op's own ratio over the bare server, and every other row's, divide by the
- * other row as before: tried in turns too, the bare server, idle for a minute or more by then, answered its first
- * slice at half the rate of its next ones.
+ * The reference a run's ratio is measured around: Gatehouse's no-op on the same server, for the full run's rows whose
+ * ratio over the no-op has a target, on SQLite's one process (PostgreSQL's rows have no targets; `--scale` compares
+ * Gatehouse with itself). The no-op's own ratio over the bare server, and every other row's, divide by the other row
+ * as before: measured in turns too (tried), the bare server, idle for a minute or more by then, answered its first
+ * second at half the rate of its later ones.
  */
 function referenceFor(on: Deployment, scenario: Scenario): { reference?: Reference } {
-  // The quick and smoke runs' one-second windows cannot be cut; they check the bench rather than the targets.
+  // The quick and smoke runs check the bench rather than the targets, in as little time as they can.
   if (options.mode !== "full" || on.engine !== "sqlite" || options.scale || on.servers.length > 1 || !NOOP_RATIO_TARGETED.includes(scenario.id)) return {};
   return { reference: { on, scenario: HEALTH } };
 }

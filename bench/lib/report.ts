@@ -36,15 +36,15 @@ export interface Row {
   /** "run": VmHWM was reset before the run (clear_refs); "process": the kernel refused, it is the peak since start. */
   peakRssScope?: "run" | "process";
   /**
-   * The run this row's ratio divides by, measured in turns with it (bench/run.ts, RunPlan.reference): its slices'
-   * lengths in seconds (one between each two slices of this row's window) and their figures together.
+   * The run this row's ratio divides by, measured around it (bench/run.ts, RunPlan.reference): the lengths in seconds
+   * of its runs (one right before this row's, one right after) and their figures together.
    */
-  reference?: { server: Row["server"]; scenario: string; slicesS: number[]; measurement: Measurement };
+  reference?: { server: Row["server"]; scenario: string; runsS: number[]; measurement: Measurement };
   /**
    * Filled by `addRatios`: this row's rate over another's, measured in the same run with the same generator: over its
-   * reference's when it has one (`interleaved`), else over the other row's.
+   * reference's when it has one (`measuredAround`), else over the other row's.
    */
-  ratio?: { value: number; of: string; interleaved?: boolean };
+  ratio?: { value: number; of: string; measuredAround?: boolean };
   /** CreateHumanUser with a plain password: over the bare argon2id loop. */
   hashRatio?: number;
   /** Several replicas: this rate over the same run on one replica of the same engine. */
@@ -108,7 +108,7 @@ export function addRatios(rows: Row[]): void {
         ? find(rows, { server: "bare", scenario: "health", protocol: row.protocol, generator: row.generator })
         : find(rows, { server: "gatehouse", scenario: "health", protocol: row.protocol, generator: row.generator, ...sameDeployment });
     const of = row.scenario === "health" ? "bare" : "no-op";
-    if (row.reference && row.reference.measurement.rps > 0) row.ratio = { value: row.measurement.rps / row.reference.measurement.rps, of, interleaved: true };
+    if (row.reference && row.reference.measurement.rps > 0) row.ratio = { value: row.measurement.rps / row.reference.measurement.rps, of, measuredAround: true };
     else if (base && base.measurement.rps > 0) row.ratio = { value: row.measurement.rps / base.measurement.rps, of };
     if (scaled(row)) {
       const empty = find(rows, { server: "gatehouse", scenario: row.scenario, protocol: row.protocol, generator: row.generator, engine: row.engine, replicas: row.replicas, database: "empty" });
@@ -157,11 +157,16 @@ export function evaluateTargets(rows: Row[]): Target[] {
     const p99 = row.measurement.p99Ms;
     targets.push({ name: `${row.title} p99 at half of saturation`, protocol: row.protocol, value: p99, threshold: "≤ 10 ms", pass: p99 <= 10 });
   }
-  // A run whose answers were not the expected ones, or whose writes repeated, measured something else.
+  // A run whose answers were not the expected ones, or whose writes repeated, measured something else; so did one whose
+  // no-op measured around it finished no call (its ratio would silently fall back to the other row's).
   // On the scaled database a run where no call finished in the window (each took seconds) is a figure, 0, not a
   // broken bench: its scale target fails, the integrity line does not.
   const broken = rows.filter(
-    (r) => r.measurement.unexpected > 0 || (r.reference?.measurement.unexpected ?? 0) > 0 || (r.measurement.wrapped && !r.repeats) || (r.measurement.requests === 0 && !scaled(r)),
+    (r) =>
+      r.measurement.unexpected > 0 ||
+      (r.reference !== undefined && (r.reference.measurement.unexpected > 0 || r.reference.measurement.requests === 0)) ||
+      (r.measurement.wrapped && !r.repeats) ||
+      (r.measurement.requests === 0 && !scaled(r)),
   );
   targets.push({ name: "every answer as expected, no write repeated", protocol: "all", value: broken.length, threshold: "0 runs", pass: broken.length === 0, integrity: true });
   return targets;
@@ -180,7 +185,7 @@ function table(headers: string[], lines: string[][], rightAligned: Set<number>):
 export function formatReport(rows: Row[], targets: Target[], options: BenchOptions, cores: number, scale?: ScaleInfo): string {
   const lines = rows.map((r) => {
     const notes: string[] = [];
-    if (r.reference) notes.push(`ratio over ${r.ratio?.of ?? r.reference.server} in turns: ${r.reference.measurement.rps.toFixed(0)} req/s`);
+    if (r.reference) notes.push(`ratio over the ${r.ratio?.of ?? r.reference.server} around it: ${r.reference.measurement.rps.toFixed(0)} req/s`);
     if (r.scaleRatio !== undefined) notes.push(`${r.scaleRatio.toFixed(2)} of the empty database`);
     if (r.pacedRate !== undefined) notes.push(`paced at ${r.pacedRate.toFixed(0)} req/s (half of saturation)`);
     if (r.hashRatio !== undefined) notes.push(`${r.hashRatio.toFixed(2)} of the bare argon2id loop`);

@@ -31,24 +31,24 @@ export function combineMeasurements(measurements: Measurement[]): Measurement {
 }
 
 /**
- * Consecutive slices of one generator's run (a window measured in turns with its reference) as one: requests and
- * unexpected answers summed, req/s over the slices' time together (`windowSeconds`: each slice's window), a sequence
- * that ran out in any slice counts. p50 and p99 are the highest of the slices' (the generators print percentiles, not
- * distributions): an upper bound.
+ * Several runs of one generator as one (a reference's runs before and after the run it is a reference for):
+ * requests and unexpected answers summed, req/s over their time together (each run's requests over its rate), a
+ * sequence that ran out in any counts. p50 and p99 are the highest of the runs' (the generators print percentiles,
+ * not distributions): an upper bound. A run that finished no call adds no time; the integrity line catches a
+ * reference without calls.
  */
-export function joinSlices(slices: Measurement[], windowSeconds: number[]): Measurement {
-  if (slices.length === 1) return slices[0]!;
-  const sum = (pick: (m: Measurement, i: number) => number) => slices.reduce((total, m, i) => total + pick(m, i), 0);
+export function joinRuns(runs: Measurement[]): Measurement {
+  if (runs.length === 1) return runs[0]!;
+  const sum = (pick: (m: Measurement) => number) => runs.reduce((total, m) => total + pick(m), 0);
   const requests = sum((m) => m.requests);
-  // A slice's own duration where the generator measured one (its rate), else its window (no call finished in it).
-  const seconds = sum((m, i) => (m.rps > 0 ? m.requests / m.rps : windowSeconds[i]!));
+  const seconds = sum((m) => (m.rps > 0 ? m.requests / m.rps : 0));
   return {
     requests,
     rps: seconds > 0 ? requests / seconds : 0,
-    p50Ms: Math.max(...slices.map((m) => m.p50Ms)),
-    p99Ms: Math.max(...slices.map((m) => m.p99Ms)),
+    p50Ms: Math.max(...runs.map((m) => m.p50Ms)),
+    p99Ms: Math.max(...runs.map((m) => m.p99Ms)),
     unexpected: sum((m) => m.unexpected),
-    wrapped: slices.some((m) => m.wrapped),
-    raw: { slices: slices.map((m) => m.raw ?? {}) },
+    wrapped: runs.some((m) => m.wrapped),
+    raw: { runs: runs.map((m) => m.raw ?? {}) },
   };
 }
