@@ -36,7 +36,13 @@ export class DomainError extends Error {
     readonly metadata: Record<string, string> = {},
     readonly violations: FieldViolation[] = [],
   ) {
+    // Without a stack (support/stackless.ts, which a constructor's super() cannot be passed to): an expected failure
+    // is answered, not debugged, and its reason says where it came from.
+    // (Error's constructor does not throw for a string message, so nothing can skip the restore.)
+    const limit = Error.stackTraceLimit;
+    const stackless = Reflect.set(Error, "stackTraceLimit", 0);
     super(message);
+    if (stackless) Error.stackTraceLimit = limit;
   }
 }
 

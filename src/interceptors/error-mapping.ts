@@ -3,6 +3,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { BadRequestSchema, ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb.js";
 import { DomainError, type ErrorKind, invalidArgument } from "../domain/errors.js";
 import { ERROR_DOMAIN, internalErrorMessage } from "../rest/error-body.js";
+import { withoutStack } from "../support/stackless.js";
 import type { Logger } from "../support/logger.js";
 import { codeName } from "./code-name.js";
 import { requestIdKey } from "./context-keys.js";
@@ -27,7 +28,8 @@ function errorInfo(reason: string, metadata: Record<string, string>) {
 /** A DomainError as the wire error every protocol answers with: its kind, reason, metadata and field violations. */
 export function fromDomainError(error: DomainError): ConnectError {
   const details = [errorInfo(error.reason, error.metadata)];
-  const connectError = new ConnectError(error.message, codeOfKind[error.kind], undefined, details);
+  // Without a stack, as the DomainError it answers (support/stackless.ts).
+  const connectError = withoutStack(() => new ConnectError(error.message, codeOfKind[error.kind], undefined, details));
   if (error.violations.length > 0) {
     connectError.details.push({
       desc: BadRequestSchema,

@@ -1,3 +1,5 @@
+import { withoutStack } from "./stackless.js";
+
 /**
  * `abort()` without a reason, made cheap: the reason is still a fresh AbortError DOMException (same name, message and
  * code), only without stack frames.
@@ -25,17 +27,7 @@ const installed = Symbol("gatehouse.stacklessAbortReasons");
 
 const ABORTED = "This operation was aborted";
 
-/**
- * What `abort()` makes by default, without capturing the stack (the costly part). Should something have made
- * Error.stackTraceLimit read-only, the reason keeps its stack rather than abort() failing (Reflect.set answers false
- * where an assignment would throw).
- */
+/** What `abort()` makes by default, without capturing the stack (the costly part). */
 function stacklessAbortError(): DOMException {
-  const limit = Error.stackTraceLimit;
-  if (!Reflect.set(Error, "stackTraceLimit", 0)) return new DOMException(ABORTED, "AbortError");
-  try {
-    return new DOMException(ABORTED, "AbortError");
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
+  return withoutStack(() => new DOMException(ABORTED, "AbortError"));
 }
