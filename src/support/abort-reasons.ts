@@ -15,6 +15,9 @@ export function installStacklessAbortReasons(): void {
   const prototype = AbortController.prototype as AbortController & { [installed]?: true };
   if (prototype[installed]) return;
   const abort = prototype.abort;
+  // Stryker disable ObjectLiteral,StringLiteral,BooleanLiteral: process-wide and installed once (the check above), so a
+  // mutant here is only active in a test process that has installed the real one already (Stryker reuses its workers);
+  // in a fresh process, test/support/abort-reasons.test.ts and test/server/abort-reasons-installed.test.ts state it.
   Object.defineProperty(prototype, "abort", {
     ...Object.getOwnPropertyDescriptor(prototype, "abort"),
     value: function abortWithReason(this: AbortController, reason?: unknown) {
@@ -22,6 +25,7 @@ export function installStacklessAbortReasons(): void {
     },
   });
   Object.defineProperty(prototype, installed, { value: true });
+  // Stryker restore ObjectLiteral,StringLiteral,BooleanLiteral
 }
 const installed = Symbol("gatehouse.stacklessAbortReasons");
 
