@@ -383,7 +383,11 @@ async function runDeployment(on: Deployment, world: World): Promise<void> {
       if (scenario.id === "health") noopRate.set(key, Math.max(noopRate.get(key) ?? 0, row.measurement.rps));
       if (scenario.id === "update-application") writeRate.set(key, Math.max(writeRate.get(key) ?? 0, row.measurement.rps));
       const halfRate = row.measurement.rps / 2;
-      if (scenario.durableWrite && (options.half.scenarios === "all" || options.half.scenarios === scenario.id) && halfRate > 0) {
+      // The rate-limited runs measure a target (p99 at half of saturation), which PostgreSQL's rows have none of: the
+      // full run leaves them out there (four runs, about 22 s of it); quick and smoke keep UpdateApplication's on both
+      // engines, so the harness's paced path stays checked on each.
+      const pacedHere = on.engine === "sqlite" || options.half.scenarios !== "all";
+      if (scenario.durableWrite && pacedHere && (options.half.scenarios === "all" || options.half.scenarios === scenario.id) && halfRate > 0) {
         await measure(on, scenario, protocol, world, {
           connections: options.connections,
           warmupS: options.half.warmupS,

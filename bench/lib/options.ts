@@ -59,7 +59,8 @@ const MODES = {
   // servers' warm-up (9 runs of 1 + 1 s), two h2load cross-checks of 1 + 3 s, and the set-up of the users and codes
   // the pooled scenarios use (about 1.3 times their run's requests; users made with the bulk import, VerifyEmail's
   // codes one call each).
-  // PostgreSQL: 10 runs of 2 + 7 s, 4 rate-limited ones, two warm-ups, the server's start and the pool of partner users.
+  // PostgreSQL: 10 runs of 2 + 7 s (no rate-limited ones: no targets there), two warm-ups, the server's start and the
+  // pool of partner users.
   full: { connections: 16, warmupS: 2, seconds: 7, half: { warmupS: 1, seconds: 4, scenarios: "all" }, serverWarmUp: true },
   // Under 2 minutes on SQLite, and about one more on PostgreSQL: every scenario on every protocol at full
   // concurrency, briefly (1 + 1 s), and the rate-limited run of UpdateApplication only. CI runs it so the
