@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -11,6 +11,8 @@ import { join } from "node:path";
 export default function setup() {
   const previous = process.env["TMPDIR"];
   const root = mkdtempSync(join(tmpdir(), "gatehouse-tests-"));
+  // /tmp's own mode (sticky, writable by all): a test runs gatehouse as `nobody`, whose tsx keeps its cache in TMPDIR.
+  chmodSync(root, 0o1777);
   const remove = () => rmSync(root, { recursive: true, force: true });
   process.env["TMPDIR"] = root;
   process.once("exit", remove);
