@@ -26,23 +26,30 @@ export interface FieldViolation {
  * clients may branch on. Messages are for humans and may change; reasons may not.
  */
 export class DomainError extends Error {
-  // Stryker disable next-line StringLiteral: only in stack traces; clients see kind, reason and metadata
-  override readonly name = "DomainError";
+  // Declared, not initialized: assigned in the constructor after its try (see there).
+  declare readonly kind: ErrorKind;
+  declare readonly reason: string;
+  declare readonly metadata: Record<string, string>;
+  declare readonly violations: FieldViolation[];
 
-  constructor(
-    readonly kind: ErrorKind,
-    readonly reason: string,
-    message: string,
-    readonly metadata: Record<string, string> = {},
-    readonly violations: FieldViolation[] = [],
-  ) {
+  constructor(kind: ErrorKind, reason: string, message: string, metadata: Record<string, string> = {}, violations: FieldViolation[] = []) {
     // Without a stack (support/stackless.ts, which a constructor's super() cannot be passed to): an expected failure
-    // is answered, not debugged, and its reason says where it came from.
-    // (Error's constructor does not throw for a string message, so nothing can skip the restore.)
+    // is answered, not debugged, and its reason says where it came from. super() runs in a try so that the limit is
+    // restored whatever happens there, as withoutStack does; TypeScript allows that only in a class without parameter
+    // properties or initialized fields, hence the assignments below.
     const limit = Error.stackTraceLimit;
     const stackless = Reflect.set(Error, "stackTraceLimit", 0);
-    super(message);
-    if (stackless) Error.stackTraceLimit = limit;
+    try {
+      super(message);
+    } finally {
+      if (stackless) Error.stackTraceLimit = limit;
+    }
+    // Stryker disable next-line StringLiteral: only in logs; clients see kind, reason and metadata
+    this.name = "DomainError";
+    this.kind = kind;
+    this.reason = reason;
+    this.metadata = metadata;
+    this.violations = violations;
   }
 }
 

@@ -15,9 +15,18 @@ export default function setup() {
   chmodSync(root, 0o1777);
   const remove = () => rmSync(root, { recursive: true, force: true });
   process.env["TMPDIR"] = root;
+  // An interrupted run ends by its signal, which runs no `exit` listener: removed there too, then the signal goes on.
+  const removeOnSignal = (signal: NodeJS.Signals) => {
+    remove();
+    process.kill(process.pid, signal);
+  };
   process.once("exit", remove);
+  process.once("SIGINT", removeOnSignal);
+  process.once("SIGTERM", removeOnSignal);
   return () => {
     process.off("exit", remove);
+    process.off("SIGINT", removeOnSignal);
+    process.off("SIGTERM", removeOnSignal);
     if (previous === undefined) delete process.env["TMPDIR"];
     else process.env["TMPDIR"] = previous;
     remove();
