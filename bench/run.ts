@@ -217,7 +217,7 @@ async function measure(on: Deployment, scenario: Scenario, protocol: Protocol, w
     // wrk deals lines to its threads in blocks: every file holds whole rounds of blocks. A thread per core, the
     // cores shared among several generators (at least one each).
     const threads = connections.map((c) => Math.max(1, Math.min(Math.floor(cores / replicas), c)));
-    const warmCounts = threads.map((t, i) => roundUp(size(options.warmupS) * share(i), WRK_BLOCK * t));
+    const warmCounts = threads.map((t, i) => roundUp(size(plan.warmupS) * share(i), WRK_BLOCK * t));
     const runCounts = threads.map((t, i) => roundUp(size(plan.seconds) * share(i), WRK_BLOCK * t));
     const requests = await prepare([...warmCounts, ...runCounts].reduce((a, b) => a + b, 0));
     const parts = slices(requests, warmCounts.flatMap((warm, i) => [warm, runCounts[i]!]));
@@ -292,6 +292,12 @@ async function measure(on: Deployment, scenario: Scenario, protocol: Protocol, w
 }
 
 const basePlan = { connections: options.connections, warmupS: options.warmupS, seconds: options.seconds };
+/**
+ * PostgreSQL's runs are shorter in the full run (options.ts, `postgresRun`): its rows have no targets, each of its ratios
+ * divides by a PostgreSQL row of the same length, and its rates (100-500 req/s here) make the full run's 10 minutes
+ * tight otherwise.
+ */
+const planBaseOf = (on: Deployment) => (on.engine === "postgres" ? { ...basePlan, warmupS: options.postgres.warmupS, seconds: options.postgres.seconds } : basePlan);
 const onSqlite = options.engines.includes("sqlite");
 const onPostgres = options.engines.includes("postgres");
 /** Each engine's scenarios and protocols: PostgreSQL's default to a subset (options.ts, `POSTGRES_SCENARIOS`). */
@@ -377,7 +383,7 @@ async function runDeployment(on: Deployment, world: World): Promise<void> {
       const own = scenarioRate.get(`${on.label}/${scenario.id}`) ?? 0;
       const pooledFloor = on.engine === "postgres" ? Math.min(POOLED_SIZE_FLOOR_RPS, POOLED_SIZE_FLOOR_WRITES * write) : POOLED_SIZE_FLOOR_RPS;
       const sizeRate = scenario.pooled ? Math.max(write, own, pooledFloor) : scenario.id === "create-user-password" && hashRate ? hashRate * 2 : ceiling;
-      const row = await measure(on, scenario, protocol, world, { ...basePlan, sizeRate, sizeFactor: 1.5, ...referenceFor(on, scenario) });
+      const row = await measure(on, scenario, protocol, world, { ...planBaseOf(on), sizeRate, sizeFactor: 1.5, ...referenceFor(on, scenario) });
       scenarioRate.set(`${on.label}/${scenario.id}`, Math.max(own, row.measurement.rps));
       // The scaled database's rates size nothing: a slower run there must not shorten the sequences (max).
       if (scenario.id === "health") noopRate.set(key, Math.max(noopRate.get(key) ?? 0, row.measurement.rps));

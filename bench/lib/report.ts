@@ -182,6 +182,13 @@ function table(headers: string[], lines: string[][], rightAligned: Set<number>):
   return [format(headers), format(widths.map((w) => "-".repeat(w))), ...lines.map(format)].join("\n");
 }
 
+/** PostgreSQL's runs' length, where the report has its rows and it differs from the others'. */
+function postgresRunNote(rows: Row[], options: BenchOptions): string {
+  const { warmupS, seconds } = options.postgres;
+  if (!rows.some((r) => r.engine === "postgres") || (warmupS === options.warmupS && seconds === options.seconds)) return "";
+  return ` (PostgreSQL's: ${warmupS} s + ${seconds} s)`;
+}
+
 export function formatReport(rows: Row[], targets: Target[], options: BenchOptions, cores: number, scale?: ScaleInfo): string {
   const lines = rows.map((r) => {
     const notes: string[] = [];
@@ -213,7 +220,7 @@ export function formatReport(rows: Row[], targets: Target[], options: BenchOptio
     ];
   });
   const out = [
-    `Gatehouse bench, ${options.mode} run, ${cores} cores, ${options.connections} connections, ${options.warmupS} s warm-up + ${options.seconds} s per run`,
+    `Gatehouse bench, ${options.mode} run, ${cores} cores, ${options.connections} connections, ${options.warmupS} s warm-up + ${options.seconds} s per run${postgresRunNote(rows, options)}`,
     ...(scale
       ? [
           `scale: the rows marked [${usersLabel(scale.users)}] ran on a data dir of ${scale.users} users in ${scale.organizations} organizations, ${scale.memberships} memberships, ${scale.events} events (${scale.databaseMb} MB), seeded in ${scale.seedSeconds.toFixed(0)} s${scale.cached ? ` (cached; copied in ${scale.prepareSeconds.toFixed(0)} s)` : ""}; the others on a fresh one`,
