@@ -141,9 +141,10 @@ export function parseOptions(argv: string[]): BenchOptions {
         ? SCALE_SCENARIOS.filter((id) => allScenarios.includes(id))
         : SCENARIOS.filter((s) => !s.scaleOnly).map((s) => s.id)
       : list(values.scenarios, allScenarios, "scenario");
+  const { postgresRun, ...modeOptions } = MODES[mode];
   return {
     mode,
-    ...MODES[mode],
+    ...modeOptions,
     // The scale run compares saturated rates: the paced runs (p99 target) stay with the plain runs.
     // Both databases' servers get the warm-up (quick leaves it out otherwise): a cold first run would favour the scaled side.
     ...(scale ? { half: { ...MODES[mode].half, scenarios: "none" as const }, serverWarmUp: true } : {}),
@@ -157,7 +158,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       scenarios: values.scenarios === undefined ? POSTGRES_SCENARIOS.filter((id) => allScenarios.includes(id)) : scenarios,
       protocols: values.protocols === undefined ? [...POSTGRES_PROTOCOLS] : protocols,
       replicas: [...POSTGRES_REPLICAS],
-      ...MODES[mode].postgresRun,
+      ...postgresRun,
     },
     ...(scale ? { scale } : {}),
   };

@@ -15,6 +15,8 @@ export interface Row {
   connections: number;
   /** A rate-limited run at this total rate (half of the same scenario's saturated rate). */
   pacedRate?: number;
+  /** The measured window's length in seconds (the warm-up left out). */
+  windowS: number;
   /** Requests are alike (reads): a repeated sequence is fine. */
   repeats: boolean;
   /**
@@ -200,7 +202,7 @@ export function formatReport(rows: Row[], targets: Target[], options: BenchOptio
     if (r.measurement.meanMs !== undefined) notes.push(`h2load cross-check; p99 column = mean`);
     if (r.measurement.unexpected > 0) notes.push(`${r.measurement.unexpected} UNEXPECTED ANSWERS ${JSON.stringify(r.measurement.raw ?? {})}`);
     if (r.measurement.wrapped && !r.repeats) notes.push("SEQUENCE RAN OUT (writes repeated)");
-    if (r.measurement.requests === 0) notes.push(`NO CALL FINISHED in the ${options.seconds} s window`);
+    if (r.measurement.requests === 0) notes.push(`NO CALL FINISHED in the ${r.windowS} s window`);
     const title = r.server === "bare" ? `${r.title} [bare ceiling]` : scaled(r) ? `${r.title} [${scale ? usersLabel(scale.users) : "scaled"}]` : r.title;
     const replicas = r.replicas ?? 1;
     return [
