@@ -1,30 +1,39 @@
 /**
- * An experiment, not the bench: would taking a durable write's SQLite work off the event loop lift its rate over the
- * no-op on this machine (issue 12's "durable writes ≥ 60 % of the no-op", two cores, wrk on the same box)?
+ * An experiment, not the bench: would taking a durable write's work off the event loop lift its rate over the no-op
+ * on this machine (issue 12's "durable writes ≥ 60 % of the no-op", two cores, wrk on the same box)?
  *
  *   node bench/offload-prototype.mjs [rounds] [framework µs] [write µs]      (defaults: 3 150 75)
  *
- * Three servers of a few lines each (node:http, no framework), one at a time, each loaded by wrk at 16 connections
+ * Four servers of a few lines each (node:http, no framework), one at a time, each loaded by wrk at 16 connections
  * for 2 s of warm-up and 6 s measured, in turns, `rounds` times:
- * - `noop`: answers after `framework µs` of CPU, which stands in for Gatehouse's per-call cost (its no-op costs
- *   about 180-200 µs of CPU a call here, this prototype's 190-220 with 150);
- * - `main`: the no-op's work, then `write µs` of CPU (a write's work besides SQL: decoding, checks, rows), then an
- *   UpdateApplication-like SQL write (a row read, a version query, an update, an event insert, each in a savepoint)
- *   in a group commit: one transaction a turn of the event loop, WAL, answered after the log's fdatasync, which
- *   runs on the thread pool; as Gatehouse does it, on the main thread;
- * - `worker`: the same, but the transactions and the fdatasync run on a worker thread (one transaction for every
- *   batch queued while it was busy), and the main thread keeps the HTTP, the CPU stand-ins and the answers.
- * Per run: req/s, the ratio over the round's no-op, and the CPU per call of the process, of its main thread alone,
- * and of the whole box. Linux only (/proc); needs wrk (`npm run bench` installs it).
+ * - `noop`: answers after `framework µs` of CPU work, which stands in for Gatehouse's per-call cost;
+ * - `main`: the same, then `write µs` of CPU work (a write's work besides SQL: decoding, checks, building rows), then
+ *   an UpdateApplication-like SQL write (a row read, a version query, an update, an event insert, in a savepoint),
+ *   all on the main thread, as Gatehouse does it;
+ * - `sql-thread`: the `write µs` stay on the main thread; the SQL, its transactions and the syncs run on a worker
+ *   thread, which answers each batch of calls with one message once the sync that covers it is done;
+ * - `cmd-thread`: whole commands on the worker thread (the `write µs` too): the main thread keeps only the HTTP, the
+ *   framework's work and the answers.
+ * Every write is in a group commit as Gatehouse's (src/store/sqlite/group-commit.ts): one transaction a turn of the
+ * event loop, the log written without a sync (WAL, synchronous=NORMAL), and one fdatasync of the log at a time on
+ * libuv's thread pool, shared by every commit made before it started; a call is answered only after such a sync.
+ *
+ * The CPU work is a loop of a calibrated number of iterations, not a wait on the clock, so a preempted thread still
+ * has all its work to do. Per run: req/s, the ratio over the round's no-op, CPU µs per call of the process, of its
+ * main thread, and of the whole box (/proc/stat), the main thread's wait for a core (schedstat's run delay) per call,
+ * and the box's busy cores. Linux only (/proc); needs wrk (`npm run bench` installs it).
  */
 import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 
+const SCRIPT = fileURLToPath(import.meta.url);
+const MODES = ["noop", "main", "sql-thread", "cmd-thread"];
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS apps (id TEXT PRIMARY KEY, name TEXT NOT NULL, changed TEXT NOT NULL, version INTEGER NOT NULL);
   CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, agg_type TEXT, agg_id TEXT, version INTEGER,
@@ -33,11 +42,28 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS events_type ON events (type, seq);
   INSERT OR IGNORE INTO apps VALUES ('app-1', 'first', 'now', 1);`;
 
-/** The store of one thread: its own connection and prepared statements. */
+/** CPU work: `iterations` rounds of a loop the JIT cannot drop. */
+let sink = 0;
+function work(iterations) {
+  let x = sink;
+  for (let i = 0; i < iterations; i++) x = (x * 1103515245 + 12345) % 2147483648;
+  sink = x;
+}
+/** Iterations per µs on a core of its own: the best of several short trials (a preempted trial only looks slower). */
+function calibrate() {
+  let best = 0;
+  for (let trial = 0; trial < 30; trial++) {
+    const started = process.hrtime.bigint();
+    work(200_000);
+    best = Math.max(best, 200_000 / (Number(process.hrtime.bigint() - started) / 1000));
+  }
+  return best;
+}
+
+/** One thread's store: its connection, prepared statements, and group commit. */
 function openStore(file) {
   const db = new Database(file);
   db.pragma("journal_mode = WAL");
-  // The sync is the log's fdatasync after each transaction, as in Gatehouse's group commit.
   db.pragma("synchronous = NORMAL");
   db.exec(SCHEMA);
   const statement = (sql) => db.prepare(sql);
@@ -52,12 +78,27 @@ function openStore(file) {
     insert: statement("INSERT INTO events (agg_type, agg_id, version, type, payload, created, owner) VALUES ('app', ?, ?, 'app.changed', ?, ?, 'org-1')"),
   };
   let walFd;
+  let syncing = false;
+  let unsynced = []; // callbacks of commits made since the running sync started
+  const startSync = () => {
+    syncing = true;
+    const served = unsynced;
+    unsynced = [];
+    walFd ??= fs.openSync(`${file}-wal`, "r+");
+    fs.fdatasync(walFd, (error) => {
+      if (error) throw error;
+      syncing = false;
+      if (unsynced.length > 0) startSync();
+      for (const done of served) done();
+    });
+  };
   return {
-    /** One transaction for all `names`; the events' sequence numbers. */
-    write(names) {
+    /** One transaction for every call in `names`, each after `workIterations` of CPU work; their event sequences. */
+    write(names, workIterations = 0) {
       const sequences = [];
       s.begin.run();
       for (const name of names) {
+        work(workIterations);
         s.savepoint.run();
         s.read.get("app-1");
         const version = s.version.get("app-1").v ?? 0;
@@ -69,9 +110,10 @@ function openStore(file) {
       s.commit.run();
       return sequences;
     },
-    sync(done) {
-      walFd ??= fs.openSync(`${file}-wal`, "r+");
-      fs.fdatasync(walFd, done);
+    /** Calls `done` once a sync that started after this call's commits is over. */
+    durable(done) {
+      unsynced.push(done);
+      if (!syncing) startSync();
     },
   };
 }
@@ -89,119 +131,124 @@ function perTurn(flush) {
   };
 }
 
-const burn = (us) => {
-  const end = process.hrtime.bigint() + BigInt(Math.round(us * 1000));
-  while (process.hrtime.bigint() < end);
-};
-
 function serveWorker() {
-  const store = openStore(workerData.file);
-  const enqueue = perTurn((batches) => {
-    const sequences = store.write(batches.flatMap((b) => b.names));
-    store.sync(() => {
-      let at = 0;
-      for (const { id, names } of batches) {
-        parentPort.postMessage({ id, sequences: sequences.slice(at, (at += names.length)) });
-      }
-    });
-  });
-  parentPort.on("message", enqueue);
+  const { file, workIterations } = workerData;
+  const store = openStore(file);
+  parentPort.on(
+    "message",
+    perTurn((batches) => {
+      const sequences = store.write(
+        batches.flatMap((b) => b.names),
+        workIterations,
+      );
+      store.durable(() => {
+        let at = 0;
+        parentPort.postMessage(batches.map(({ id, names }) => ({ id, sequences: sequences.slice(at, (at += names.length)) })));
+      });
+    }),
+  );
 }
 
-function serve(mode, port, file, frameworkUs, writeUs) {
+function serve(mode, file, frameworkIterations, writeIterations) {
   let write;
   if (mode === "main") {
     const store = openStore(file);
     write = perTurn((calls) => {
       const sequences = store.write(calls.map((c) => c.name));
-      store.sync(() => calls.forEach((c, i) => c.resolve(sequences[i])));
+      store.durable(() => calls.forEach((c, i) => c.resolve(sequences[i])));
     });
-  } else if (mode === "worker") {
+  } else if (mode !== "noop") {
     openStore(file); // the schema, before the worker's first write
-    const worker = new Worker(new URL(import.meta.url), { workerData: { file } });
+    const worker = new Worker(SCRIPT, { workerData: { file, workIterations: mode === "cmd-thread" ? writeIterations : 0 } });
     const waiting = new Map();
     let nextId = 0;
-    worker.on("message", ({ id, sequences }) => {
-      waiting.get(id).forEach((c, i) => c.resolve(sequences[i]));
-      waiting.delete(id);
+    worker.on("message", (answers) => {
+      for (const { id, sequences } of answers) {
+        waiting.get(id).forEach((c, i) => c.resolve(sequences[i]));
+        waiting.delete(id);
+      }
     });
     write = perTurn((calls) => {
       waiting.set(nextId, calls);
       worker.postMessage({ id: nextId++, names: calls.map((c) => c.name) });
     });
   }
-  http
-    .createServer((req, res) => {
-      const chunks = [];
-      req.on("data", (chunk) => chunks.push(chunk));
-      req.on("end", async () => {
-        burn(frameworkUs);
-        const { name } = JSON.parse(Buffer.concat(chunks).toString());
-        let answer = { ok: true };
-        if (write) {
-          burn(writeUs);
-          answer = { sequence: await new Promise((resolve) => write({ name, resolve })) };
-        }
-        const body = JSON.stringify(answer);
-        res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
-      });
-    })
-    .listen(port, "127.0.0.1", () => process.stdout.write("listening\n"));
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on("data", (chunk) => chunks.push(chunk));
+    req.on("end", async () => {
+      work(frameworkIterations);
+      const { name } = JSON.parse(Buffer.concat(chunks).toString());
+      let answer = { ok: true };
+      if (write) {
+        if (mode !== "cmd-thread") work(writeIterations);
+        answer = { sequence: await new Promise((resolve) => write({ name, resolve })) };
+      }
+      const body = JSON.stringify(answer);
+      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
+    });
+  });
+  server.listen(0, "127.0.0.1", () => process.stdout.write(`${server.address().port}\n`));
 }
 
 const ticks = Number(execFileSync("getconf", ["CLK_TCK"]).toString());
-/** CPU seconds of a /proc stat line's utime + stime. */
+/** CPU seconds (utime + stime) of a /proc/…/stat file; the command name may hold spaces and parentheses. */
 const cpuOf = (path) => {
-  const fields = fs.readFileSync(path, "utf8").split(") ")[1].split(" ");
+  const text = fs.readFileSync(path, "utf8");
+  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / ticks;
 };
+/** Seconds the thread waited on a run queue for a core (schedstat's second field, in ns). */
+const runDelayOf = (path) => Number(fs.readFileSync(path, "utf8").split(" ")[1]) / 1e9;
 const boxBusy = () => {
   const [, user, nice, system, , , irq, softirq] = fs.readFileSync("/proc/stat", "utf8").split("\n")[0].split(/\s+/).map(Number);
   return (user + nice + system + irq + softirq) / ticks;
 };
 
-async function measure(mode, frameworkUs, writeUs, dir) {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+async function measure(mode, frameworkIterations, writeIterations, dir) {
   const file = join(dir, `${mode}.db`);
-  const server = spawn(process.execPath, [new URL(import.meta.url).pathname, "--serve", mode, String(port), file, String(frameworkUs), String(writeUs)], { stdio: ["ignore", "pipe", "inherit"] });
-  await new Promise((resolve, reject) => {
-    server.stdout.once("data", resolve);
+  const server = spawn(process.execPath, [SCRIPT, "--serve", mode, file, String(frameworkIterations), String(writeIterations)], { stdio: ["ignore", "pipe", "inherit"] });
+  const port = await new Promise((resolve, reject) => {
+    server.stdout.once("data", (data) => resolve(Number(String(data).trim())));
     server.once("exit", (code) => reject(new Error(`the ${mode} server exited (${code})`)));
   });
   const script = join(dir, "body.lua");
   fs.writeFileSync(script, `wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nlocal n = 0\nrequest = function() n = n + 1; return wrk.format(nil, nil, nil, '{"name":"app-' .. n .. '-' .. math.random(1e9) .. '"}') end\n`);
   const wrk = (seconds) => execFileSync("wrk", ["-t2", "-c16", `-d${seconds}s`, "-s", script, `http://127.0.0.1:${port}/`]).toString();
   wrk(2);
-  const stat = `/proc/${server.pid}/stat`;
-  const mainStat = `/proc/${server.pid}/task/${server.pid}/stat`;
-  const before = { process: cpuOf(stat), main: cpuOf(mainStat), box: boxBusy() };
+  const task = `/proc/${server.pid}/task/${server.pid}`;
+  const sample = () => ({ process: cpuOf(`/proc/${server.pid}/stat`), main: cpuOf(`${task}/stat`), wait: runDelayOf(`${task}/schedstat`), box: boxBusy(), at: process.hrtime.bigint() });
+  const before = sample();
   const out = wrk(6);
-  const after = { process: cpuOf(stat), main: cpuOf(mainStat), box: boxBusy() };
+  const after = sample();
   server.kill();
   await new Promise((resolve) => server.once("exit", resolve));
   for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(`${file}${suffix}`, { force: true });
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)[1]);
-  const perCall = (key) => ((after[key] - before[key]) * 1e6) / (rps * 6);
-  return { mode, rps, processUs: perCall("process"), mainUs: perCall("main"), boxUs: perCall("box"), boxCores: (after.box - before.box) / 6 };
+  const [, requests, duration, unit] = /(\d+) requests in ([\d.]+)(m?s)/.exec(out);
+  const seconds = Number(duration) / (unit === "ms" ? 1000 : 1);
+  const perCall = (key) => ((after[key] - before[key]) * 1e6) / Number(requests);
+  return { rps: Number(requests) / seconds, processUs: perCall("process"), mainUs: perCall("main"), waitUs: perCall("wait"), boxUs: perCall("box"), boxCores: (after.box - before.box) / (Number(after.at - before.at) / 1e9) };
 }
 
 if (!isMainThread) serveWorker();
 else if (process.argv[2] === "--serve") {
-  const [, , , mode, port, file, frameworkUs, writeUs] = process.argv;
-  serve(mode, Number(port), file, Number(frameworkUs), Number(writeUs));
+  const [, , , mode, file, frameworkIterations, writeIterations] = process.argv;
+  serve(mode, file, Number(frameworkIterations), Number(writeIterations));
 } else {
   const [rounds = 3, frameworkUs = 150, writeUs = 75] = process.argv.slice(2).map(Number);
+  const perUs = calibrate();
   const dir = fs.mkdtempSync(join(tmpdir(), "gatehouse-offload-"));
   try {
-    console.log(`framework stand-in ${frameworkUs} µs, a write's other work ${writeUs} µs; 16 connections, 2 + 6 s a run`);
-    console.log("round  mode    req/s  ratio  process µs/call  main thread µs/call  box µs/call  box busy cores");
+    console.log(`framework ${frameworkUs} µs, a write's other work ${writeUs} µs (${perUs.toFixed(0)} iterations a µs); 16 connections, 2 + 6 s a run`);
+    console.log("round  mode        req/s  ratio  process µs/call  main thread µs/call  its wait µs/call  box µs/call  box busy cores");
     for (let round = 1; round <= rounds; round++) {
       let noop;
-      for (const mode of ["noop", "main", "worker"]) {
-        const r = await measure(mode, frameworkUs, writeUs, dir);
+      for (const mode of MODES) {
+        const r = await measure(mode, Math.round(frameworkUs * perUs), Math.round(writeUs * perUs), dir);
         noop ??= r.rps;
-        const cells = [String(round).padStart(5), mode.padEnd(6), r.rps.toFixed(0).padStart(6), (r.rps / noop).toFixed(2).padStart(6)];
-        console.log(`${cells.join("  ")}  ${r.processUs.toFixed(0).padStart(15)}  ${r.mainUs.toFixed(0).padStart(19)}  ${r.boxUs.toFixed(0).padStart(11)}  ${r.boxCores.toFixed(2).padStart(14)}`);
+        const cells = [String(round).padStart(5), mode.padEnd(10), r.rps.toFixed(0).padStart(6), (r.rps / noop).toFixed(2).padStart(5)];
+        const figures = [[r.processUs, 15], [r.mainUs, 19], [r.waitUs, 16], [r.boxUs, 11], [r.boxCores, 14, 2]].map(([v, w, d = 0]) => v.toFixed(d).padStart(w));
+        console.log([...cells, ...figures].join("  "));
       }
     }
   } finally {
