@@ -11,15 +11,16 @@
  *   an UpdateApplication-like SQL write (a row read, a version query, an update, an event insert, in a savepoint),
  *   all on the main thread, as Gatehouse does it;
  * - `sql-thread`: the `write µs` stay on the main thread; the SQL, its transactions and the syncs run on a worker
- *   thread, which answers each batch of calls with one message once the sync that covers it is done;
+ *   thread, which answers with one message per turn of its own, once the sync that covers that turn is done;
  * - `cmd-thread`: whole commands on the worker thread (the `write µs` too): the main thread keeps only the HTTP, the
  *   framework's work and the answers.
- * Every write is in a group commit as Gatehouse's (src/store/sqlite/group-commit.ts): one transaction a turn of the
+ * Every writing mode commits as Gatehouse's group commit does (src/store/sqlite/group-commit.ts): one transaction a turn of the
  * event loop, the log written without a sync (WAL, synchronous=NORMAL), and one fdatasync of the log at a time on
  * libuv's thread pool, shared by every commit made before it started; a call is answered only after such a sync.
  *
  * The CPU work is a loop of a calibrated number of iterations, not a wait on the clock, so a preempted thread still
- * has all its work to do. Per run: req/s, the ratio over the round's no-op, CPU µs per call of the process, of its
+ * has all its work to do. Each round measures the no-op first and last; a write's ratio divides by the mean of the
+ * two. Per run: req/s, the ratio, CPU µs per call of the process, of its
  * main thread, and of the whole box (/proc/stat), the main thread's wait for a core (schedstat's run delay) per call,
  * and the box's busy cores. Linux only (/proc); needs wrk (`npm run bench` installs it).
  */
@@ -221,6 +222,9 @@ async function measure(mode, frameworkIterations, writeIterations, dir) {
   const before = sample();
   const out = wrk(6);
   const after = sample();
+  if (server.exitCode !== null) throw new Error(`the ${mode} server died during its run (${server.exitCode})`);
+  const broken = /Socket errors:.*|Non-2xx or 3xx responses:.*/.exec(out);
+  if (broken) throw new Error(`the ${mode} run was not clean: ${broken[0]}`);
   server.kill();
   await new Promise((resolve) => server.once("exit", resolve));
   for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(`${file}${suffix}`, { force: true });
@@ -241,15 +245,22 @@ else if (process.argv[2] === "--serve") {
   try {
     console.log(`framework ${frameworkUs} µs, a write's other work ${writeUs} µs (${perUs.toFixed(0)} iterations a µs); 16 connections, 2 + 6 s a run`);
     console.log("round  mode        req/s  ratio  process µs/call  main thread µs/call  its wait µs/call  box µs/call  box busy cores");
+    const print = (round, mode, r, ratio) => {
+      const cells = [String(round).padStart(5), mode.padEnd(10), r.rps.toFixed(0).padStart(6), ratio === undefined ? "    -" : ratio.toFixed(2).padStart(5)];
+      const figures = [[r.processUs, 15], [r.mainUs, 19], [r.waitUs, 16], [r.boxUs, 11], [r.boxCores, 14, 2]].map(([v, w, d = 0]) => v.toFixed(d).padStart(w));
+      console.log([...cells, ...figures].join("  "));
+    };
+    const run = (mode) => measure(mode, Math.round(frameworkUs * perUs), Math.round(writeUs * perUs), dir);
     for (let round = 1; round <= rounds; round++) {
-      let noop;
-      for (const mode of MODES) {
-        const r = await measure(mode, Math.round(frameworkUs * perUs), Math.round(writeUs * perUs), dir);
-        noop ??= r.rps;
-        const cells = [String(round).padStart(5), mode.padEnd(10), r.rps.toFixed(0).padStart(6), (r.rps / noop).toFixed(2).padStart(5)];
-        const figures = [[r.processUs, 15], [r.mainUs, 19], [r.waitUs, 16], [r.boxUs, 11], [r.boxCores, 14, 2]].map(([v, w, d = 0]) => v.toFixed(d).padStart(w));
-        console.log([...cells, ...figures].join("  "));
-      }
+      // The no-op before and after the writes: the machine's speed moves within a round.
+      const first = await run("noop");
+      const writes = [];
+      for (const mode of MODES.filter((m) => m !== "noop")) writes.push([mode, await run(mode)]);
+      const last = await run("noop");
+      const noop = (first.rps + last.rps) / 2;
+      print(round, "noop", first);
+      for (const [mode, r] of writes) print(round, mode, r, r.rps / noop);
+      print(round, "noop", last);
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
