@@ -14,9 +14,10 @@
  *   thread, which answers with one message per turn of its own, once the sync that covers that turn is done;
  * - `cmd-thread`: whole commands on the worker thread (the `write µs` too): the main thread keeps only the HTTP, the
  *   framework's work and the answers.
- * Every writing mode commits as Gatehouse's group commit does (src/store/sqlite/group-commit.ts): one transaction a turn of the
- * event loop, the log written without a sync (WAL, synchronous=NORMAL), and one fdatasync of the log at a time on
- * libuv's thread pool, shared by every commit made before it started; a call is answered only after such a sync.
+ * Every writing mode commits as Gatehouse's group commit does (src/store/sqlite/group-commit.ts): one transaction a
+ * turn of the event loop, the log written without a sync (WAL, synchronous=NORMAL), and one fdatasync of the log at a
+ * time on libuv's thread pool, shared by every commit made before it started; a call is answered only after such a
+ * sync.
  *
  * The CPU work is a loop of a calibrated number of iterations, not a wait on the clock, so a preempted thread still
  * has all its work to do. Each round measures the no-op first and last; a write's ratio divides by the mean of the

@@ -14,8 +14,8 @@ const ANSWER_TIMEOUT_MS = 30_000;
  * in the same order. For the bench's set-up calls whose answers it needs (VerifyEmail's codes, one call a user): with
  * connect-node's client the bench spent about 550 µs of CPU a call (signals, headers objects, errors) and the server
  * about 725, at 1 200 calls/s; with this one, 45 and 379 µs at 2 585 calls/s (2026-11-28, 10 000 ResendEmailCode
- * calls; bench/README, "Bench time, again"). It reads only answers with a content-length, as Gatehouse's unary ones are, from a
- * host name or IPv4 address and an explicit port (the bench's servers' URLs).
+ * calls; bench/README, "Bench time, again"). It reads only answers with a content-length, as Gatehouse's unary
+ * ones are, from a host name or IPv4 address and an explicit port (the bench's servers' URLs).
  */
 export async function postAll(url: string, headers: Record<string, string>, calls: { path: string; body: string }[], connections: number): Promise<Http1Answer[]> {
   const { hostname, port } = new URL(url);

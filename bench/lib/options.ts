@@ -55,11 +55,12 @@ export const DEFAULT_SCALE_USERS = 1_000_000;
 
 const MODES = {
   // Under 10 minutes in all here (595 and 592 s on 2026-11-27; 654 s on a slower 2026-11-28, then 608 s without
-  // PostgreSQL's rate-limited runs, then 562 s with the lean client for VerifyEmail's codes and these shorter
-  // PostgreSQL runs, on a slow machine). SQLite: 36 runs of 2 + 7 s (15 of them with a 1 s run of the no-op right before
-  // and after), 12 rate-limited runs of 1 + 4 s, the servers' warm-up (9 runs of 1 + 1 s), two h2load cross-checks of
-  // 1 + 3 s, and the set-up of the users and codes the pooled scenarios use (1.5 times what their run would use at the
-  // expected rate; users made with the bulk import, VerifyEmail's codes one call each, through bench/lib/http1-calls.ts).
+  // PostgreSQL's rate-limited runs, then 562 and 549 s with the lean client for VerifyEmail's codes and these
+  // shorter PostgreSQL runs, on a slow machine). SQLite: 36 runs of 2 + 7 s (15 of them with a 1 s run of the no-op
+  // right before and after), 12 rate-limited runs of 1 + 4 s, the servers' warm-up (9 runs of 1 + 1 s), two h2load
+  // cross-checks of 1 + 3 s, and the set-up of the users and codes the pooled scenarios use (1.5 times what their run
+  // would use at the expected rate; users made with the bulk import, VerifyEmail's codes one call each, through
+  // bench/lib/http1-calls.ts).
   // PostgreSQL: 10 runs of 1 + 5 s (`postgresRun`; no rate-limited ones: no targets there), two warm-ups, the
   // server's start and the pool of partner users.
   full: { connections: 16, warmupS: 2, seconds: 7, postgresRun: { warmupS: 1, seconds: 5 }, half: { warmupS: 1, seconds: 4, scenarios: "all" }, serverWarmUp: true },
