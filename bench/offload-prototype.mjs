@@ -207,7 +207,23 @@ const boxBusy = () => {
   return (user + nice + system + irq + softirq) / ticks;
 };
 
-async function measure(mode, frameworkIterations, writeIterations, dir) {
+/** wrk's pacing (bench/load/wrk-sequence.lua's): one request per interval (ms, per thread) on an absolute schedule. */
+const PACING = `local ffi = require("ffi")
+ffi.cdef [[ typedef struct { long tv_sec; long tv_nsec; } ts_t; int clock_gettime(int, ts_t *); ]]
+local ts = ffi.new("ts_t")
+local interval, slot
+init = function(args) interval = tonumber(args[1]) end
+delay = function()
+  ffi.C.clock_gettime(1, ts)
+  local now = tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+  if not slot or slot < now - interval then slot = now end
+  local wait = slot - now
+  slot = slot + interval
+  return math.max(0, math.floor(wait))
+end
+`;
+
+async function measure(mode, frameworkIterations, writeIterations, dir, rate = 0) {
   const file = join(dir, `${mode}.db`);
   const server = spawn(process.execPath, [SCRIPT, "--serve", mode, file, String(frameworkIterations), String(writeIterations)], { stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise((resolve, reject) => {
@@ -215,8 +231,10 @@ async function measure(mode, frameworkIterations, writeIterations, dir) {
     server.once("exit", (code) => reject(new Error(`the ${mode} server exited (${code})`)));
   });
   const script = join(dir, "body.lua");
-  fs.writeFileSync(script, `wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nlocal n = 0\nrequest = function() n = n + 1; return wrk.format(nil, nil, nil, '{"name":"app-' .. n .. '-' .. math.random(1e9) .. '"}') end\n`);
-  const wrk = (seconds) => execFileSync("wrk", ["-t2", "-c16", `-d${seconds}s`, "-s", script, `http://127.0.0.1:${port}/`]).toString();
+  fs.writeFileSync(script, `wrk.method = "POST"\nwrk.headers["content-type"] = "application/json"\nlocal n = 0\nrequest = function() n = n + 1; return wrk.format(nil, nil, nil, '{"name":"app-' .. n .. '-' .. math.random(1e9) .. '"}') end\n${rate > 0 ? PACING : ""}`);
+  // Paced: each of wrk's two threads sends one request per interval on an absolute schedule, as the bench's paced runs do.
+  const wrk = (seconds) =>
+    execFileSync("wrk", ["-t2", "-c16", `-d${seconds}s`, "--latency", "-s", script, `http://127.0.0.1:${port}/`, ...(rate > 0 ? ["--", String(2000 / rate)] : [])]).toString();
   wrk(2);
   const task = `/proc/${server.pid}/task/${server.pid}`;
   const sample = () => ({ process: cpuOf(`/proc/${server.pid}/stat`), main: cpuOf(`${task}/stat`), wait: runDelayOf(`${task}/schedstat`), box: boxBusy(), at: process.hrtime.bigint() });
@@ -232,13 +250,17 @@ async function measure(mode, frameworkIterations, writeIterations, dir) {
   const [, requests, duration, unit] = /(\d+) requests in ([\d.]+)(m?s)/.exec(out);
   const seconds = Number(duration) / (unit === "ms" ? 1000 : 1);
   const perCall = (key) => ((after[key] - before[key]) * 1e6) / Number(requests);
-  return { rps: Number(requests) / seconds, processUs: perCall("process"), mainUs: perCall("main"), waitUs: perCall("wait"), boxUs: perCall("box"), boxCores: (after.box - before.box) / (Number(after.at - before.at) / 1e9) };
+  const p99 = /\s99%\s+([\d.]+)(us|ms|s)/.exec(out);
+  const p99Ms = p99 ? Number(p99[1]) * { us: 0.001, ms: 1, s: 1000 }[p99[2]] : NaN;
+  return { p99Ms, rps: Number(requests) / seconds, processUs: perCall("process"), mainUs: perCall("main"), waitUs: perCall("wait"), boxUs: perCall("box"), boxCores: (after.box - before.box) / (Number(after.at - before.at) / 1e9) };
 }
 
 if (!isMainThread) serveWorker();
 else if (process.argv[2] === "--serve") {
   const [, , , mode, file, frameworkIterations, writeIterations] = process.argv;
   serve(mode, file, Number(frameworkIterations), Number(writeIterations));
+} else if (process.argv[2] === "--paced") {
+  await pacedRounds(...process.argv.slice(3).map(Number));
 } else {
   const [rounds = 3, frameworkUs = 150, writeUs = 75] = process.argv.slice(2).map(Number);
   const perUs = calibrate();
@@ -262,6 +284,32 @@ else if (process.argv[2] === "--serve") {
       print(round, "noop", first);
       for (const [mode, r] of writes) print(round, mode, r, r.rps / noop);
       print(round, "noop", last);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `--paced [rounds] [framework µs] [write µs]`: each server's p99 at half of its own saturation (issue 12's "p99 ≤ 10
+ * ms at half of saturation"), measured as the bench does (wrk's latency, which leaves the pacing's wait out): first
+ * saturated, then paced at half that rate, 2 + 6 s each.
+ */
+async function pacedRounds(rounds = 3, frameworkUs = 150, writeUs = 75) {
+  const perUs = calibrate();
+  const dir = fs.mkdtempSync(join(tmpdir(), "gatehouse-offload-"));
+  try {
+    console.log(`framework ${frameworkUs} µs, a write's other work ${writeUs} µs; 16 connections; p99 saturated, then paced at half`);
+    console.log("round  mode        saturated req/s  p99 ms  paced req/s  p99 ms  process µs/call saturated, paced");
+    for (let round = 1; round <= rounds; round++) {
+      for (const mode of ["noop", "main", "cmd-thread"]) {
+        const run = (rate) => measure(mode, Math.round(frameworkUs * perUs), Math.round(writeUs * perUs), dir, rate);
+        const full = await run();
+        const half = await run(full.rps / 2);
+        const cells = [String(round).padStart(5), mode.padEnd(10), full.rps.toFixed(0).padStart(15), full.p99Ms.toFixed(1).padStart(6)];
+        cells.push(half.rps.toFixed(0).padStart(11), half.p99Ms.toFixed(1).padStart(6), `${full.processUs.toFixed(0).padStart(15)}, ${half.processUs.toFixed(0)}`);
+        console.log(cells.join("  "));
+      }
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
