@@ -3,6 +3,7 @@
  * on this machine (issue 12's "durable writes ≥ 60 % of the no-op", two cores, wrk on the same box)?
  *
  *   node bench/offload-prototype.mjs [rounds] [framework µs] [write µs]      (defaults: 3 150 75)
+ *   node bench/offload-prototype.mjs --paced [rounds] [framework µs] [write µs]   (p99 at half of saturation)
  *
  * Four servers of a few lines each (node:http, no framework), one at a time, each loaded by wrk at 16 connections
  * for 2 s of warm-up and 6 s measured, in turns, `rounds` times:
