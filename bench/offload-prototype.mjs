@@ -3,7 +3,7 @@
  * on this machine (issue 12's "durable writes ≥ 60 % of the no-op", two cores, wrk on the same box)?
  *
  *   node bench/offload-prototype.mjs [rounds] [framework µs] [write µs]      (defaults: 3 150 75)
- *   node bench/offload-prototype.mjs --paced [rounds] [framework µs] [write µs]   (p99 at half of saturation)
+ *   node bench/offload-prototype.mjs --paced [rounds] [framework µs] [write µs] [KB of objects a call]   (p99 at half of saturation)
  *
  * Four servers of a few lines each (node:http, no framework), one at a time, each loaded by wrk at 16 connections
  * for 2 s of warm-up and 6 s measured, in turns, `rounds` times:
@@ -61,6 +61,16 @@ function calibrate() {
     best = Math.max(best, 200_000 / (Number(process.hrtime.bigint() - started) / 1000));
   }
   return best;
+}
+
+/**
+ * About `kb` KB of small objects and strings, as a call's decoded messages, contexts and rows are: a list of records of
+ * five fields each, one of them a fresh string (about 100 bytes a record on V8's heap).
+ */
+function garbage(kb) {
+  const records = [];
+  for (let i = 0; i < kb * 10; i++) records.push({ id: i, name: `record-${i}-${sink}`, state: 1, next: null, at: i });
+  return records;
 }
 
 /** One thread's store: its connection, prepared statements, and group commit. */
@@ -152,7 +162,7 @@ function serveWorker() {
   );
 }
 
-function serve(mode, file, frameworkIterations, writeIterations) {
+function serve(mode, file, frameworkIterations, writeIterations, garbageKb = 0) {
   let write;
   if (mode === "main") {
     const store = openStore(file);
@@ -180,6 +190,8 @@ function serve(mode, file, frameworkIterations, writeIterations) {
     const chunks = [];
     req.on("data", (chunk) => chunks.push(chunk));
     req.on("end", async () => {
+      // A call's own objects (a decoded request, its context, the rows it reads), alive until it is answered.
+      const held = garbage(garbageKb);
       work(frameworkIterations);
       const { name } = JSON.parse(Buffer.concat(chunks).toString());
       let answer = { ok: true };
@@ -187,6 +199,7 @@ function serve(mode, file, frameworkIterations, writeIterations) {
         if (mode !== "cmd-thread") work(writeIterations);
         answer = { sequence: await new Promise((resolve) => write({ name, resolve })) };
       }
+      answer.held = held.length;
       const body = JSON.stringify(answer);
       res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) }).end(body);
     });
@@ -224,9 +237,9 @@ delay = function()
 end
 `;
 
-async function measure(mode, frameworkIterations, writeIterations, dir, rate = 0) {
+async function measure(mode, frameworkIterations, writeIterations, dir, rate = 0, garbageKb = 0) {
   const file = join(dir, `${mode}.db`);
-  const server = spawn(process.execPath, [SCRIPT, "--serve", mode, file, String(frameworkIterations), String(writeIterations)], { stdio: ["ignore", "pipe", "inherit"] });
+  const server = spawn(process.execPath, [SCRIPT, "--serve", mode, file, String(frameworkIterations), String(writeIterations), String(garbageKb)], { stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise((resolve, reject) => {
     server.stdout.once("data", (data) => resolve(Number(String(data).trim())));
     server.once("exit", (code) => reject(new Error(`the ${mode} server exited (${code})`)));
@@ -258,8 +271,8 @@ async function measure(mode, frameworkIterations, writeIterations, dir, rate = 0
 
 if (!isMainThread) serveWorker();
 else if (process.argv[2] === "--serve") {
-  const [, , , mode, file, frameworkIterations, writeIterations] = process.argv;
-  serve(mode, file, Number(frameworkIterations), Number(writeIterations));
+  const [, , , mode, file, frameworkIterations, writeIterations, garbageKb] = process.argv;
+  serve(mode, file, Number(frameworkIterations), Number(writeIterations), Number(garbageKb));
 } else if (process.argv[2] === "--paced") {
   await pacedRounds(...process.argv.slice(3).map(Number));
 } else {
@@ -296,15 +309,15 @@ else if (process.argv[2] === "--serve") {
  * ms at half of saturation"), measured as the bench does (wrk's latency, which leaves the pacing's wait out): first
  * saturated, then paced at half that rate, 2 + 6 s each.
  */
-async function pacedRounds(rounds = 3, frameworkUs = 150, writeUs = 75) {
+async function pacedRounds(rounds = 3, frameworkUs = 150, writeUs = 75, garbageKb = 0) {
   const perUs = calibrate();
   const dir = fs.mkdtempSync(join(tmpdir(), "gatehouse-offload-"));
   try {
-    console.log(`framework ${frameworkUs} µs, a write's other work ${writeUs} µs; 16 connections; p99 saturated, then paced at half`);
+    console.log(`framework ${frameworkUs} µs, a write's other work ${writeUs} µs, ${garbageKb} KB of objects a call; 16 connections; p99 saturated, then paced at half`);
     console.log("round  mode        saturated req/s  p99 ms  paced req/s  p99 ms  process µs/call saturated, paced");
     for (let round = 1; round <= rounds; round++) {
       for (const mode of ["noop", "main", "cmd-thread"]) {
-        const run = (rate) => measure(mode, Math.round(frameworkUs * perUs), Math.round(writeUs * perUs), dir, rate);
+        const run = (rate) => measure(mode, Math.round(frameworkUs * perUs), Math.round(writeUs * perUs), dir, rate, garbageKb);
         const full = await run();
         const half = await run(full.rps / 2);
         const cells = [String(round).padStart(5), mode.padEnd(10), full.rps.toFixed(0).padStart(15), full.p99Ms.toFixed(1).padStart(6)];
