@@ -235,24 +235,6 @@ describe("the rows of a file", () => {
     expect(read[5]!.problem).toMatchObject({ reason: "row.malformed", field: "row", message: expect.stringMatching(/^not a CreateHumanUserRequest: /) });
     expect(read[5]!.problem!.message.length).toBeLessThanOrEqual(330);
   });
-
-  it("reads JSON Lines whatever the reads cut: a line over several reads, multibyte characters across a cut, CR ends", async () => {
-    // The file is read 256 KiB at a time. Lines of two-byte characters (é) put a cut inside a character somewhere; one
-    // line of about 800 KB spans four reads; a blank CRLF line and a last line without a line feed end it.
-    const name = (i: number) => `user-${i}-${"é".repeat(100 + (i % 7))}`;
-    const lines = Array.from({ length: 1_500 }, (_, i) => JSON.stringify({ userName: name(i) }));
-    lines.splice(700, 0, JSON.stringify({ userName: "long", profile: { nickName: "ü".repeat(400_000) } }));
-    const text = `${lines.join("\r\n")}\r\n\r\n${JSON.stringify({ userName: "last" })}\r`;
-    const file = write("reads.jsonl", text);
-    expect(Buffer.byteLength(text)).toBeGreaterThan(4 * 256 * 1024);
-    const read = await rows(file);
-    expect(read.map((row) => row.problem)).toEqual(read.map(() => undefined));
-    expect(read.map((row) => row.json?.["userName"])).toEqual([...lines.map((line) => (JSON.parse(line) as { userName: string }).userName), "last"]);
-    // The last line's CR is a line end too: not part of its text (its size).
-    expect(read.at(-1)).toMatchObject({ number: 1_502, line: 1_503, size: '{"userName":"last"}'.length });
-    expect(read[700]!.user?.user?.profile?.nickName).toBe("ü".repeat(400_000));
-    expect(await countRows(file, "jsonl")).toBe(1_502);
-  });
 });
 
 describe("the report", () => {
