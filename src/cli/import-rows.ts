@@ -95,42 +95,36 @@ const lineText = (bytes: Buffer, start: number, end: number): string => bytes.to
 /**
  * The lines of the file, numbered from 1, without their line ends: each chunk read yields its whole lines at once, so a
  * line costs no await of its own. Lines are cut at line feed bytes, which UTF-8 never uses inside a character, and
- * each is decoded whole; a line longer than a chunk is gathered from its pieces first. (Decoding whole chunks into
- * text, splitting it, and handing on a line at a time through an async generator cost more CPU than parsing each
- * line's JSON: bench/README, "Bulk import".)
+ * each is decoded whole; a line longer than a chunk is gathered from its pieces first. As with String.split, the text
+ * after the last line feed is a line too (an empty one when the file ends with a line feed: blank, so no row).
+ * (Decoding whole chunks into text, splitting it, and handing on a line at a time through an async generator cost
+ * more CPU than parsing each line's JSON: bench/README, "Bulk import".)
  */
 async function* lineBatches(file: string): AsyncGenerator<Line[]> {
   let pieces: Buffer[] = [];
   let line = 0;
+  const gathered = () => {
+    const bytes = Buffer.concat(pieces);
+    return { text: lineText(bytes, 0, bytes.length), line: ++line };
+  };
   for await (const chunk of createReadStream(file, { highWaterMark: READ_BYTES }) as AsyncIterable<Buffer>) {
     let end = chunk.indexOf(LINE_FEED);
     if (end === -1) {
       pieces.push(chunk);
       continue;
     }
-    const batch: Line[] = [];
-    let start = 0;
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: without pieces this cuts the first line from the chunk alone, as the loop below would: it only saves a copy
-    if (pieces.length > 0) {
-      const first = Buffer.concat([...pieces, chunk.subarray(0, end)]);
-      pieces = [];
-      batch.push({ text: lineText(first, 0, first.length), line: ++line });
-      start = end + 1;
-      end = chunk.indexOf(LINE_FEED, start);
-    }
-    for (; end !== -1; end = chunk.indexOf(LINE_FEED, start)) {
+    // The read's first line ends what the reads before it left (a copy of that one line when they left nothing).
+    pieces.push(chunk.subarray(0, end));
+    const batch: Line[] = [gathered()];
+    let start = end + 1;
+    for (end = chunk.indexOf(LINE_FEED, start); end !== -1; end = chunk.indexOf(LINE_FEED, start)) {
       batch.push({ text: lineText(chunk, start, end), line: ++line });
       start = end + 1;
     }
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: an empty piece changes no line, and left at the end it makes one blank line, which is no row
-    if (start < chunk.length) pieces.push(chunk.subarray(start));
+    pieces = [chunk.subarray(start)];
     yield batch;
   }
-  // Stryker disable next-line ConditionalExpression,EqualityOperator: without pieces the last line would be blank, which is no row
-  if (pieces.length > 0) {
-    const last = Buffer.concat(pieces);
-    yield [{ text: lineText(last, 0, last.length), line: ++line }];
-  }
+  yield [gathered()];
 }
 
 /** The rows of a JSON Lines file: every non-empty line is one. The first `from` are counted, not read. */
