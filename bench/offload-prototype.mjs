@@ -305,9 +305,10 @@ else if (process.argv[2] === "--serve") {
 }
 
 /**
- * `--paced [rounds] [framework µs] [write µs]`: each server's p99 at half of its own saturation (issue 12's "p99 ≤ 10
- * ms at half of saturation"), measured as the bench does (wrk's latency, which leaves the pacing's wait out): first
- * saturated, then paced at half that rate, 2 + 6 s each.
+ * `--paced [rounds] [framework µs] [write µs] [KB]`: each server's p99 at half of its own saturation (issue 12's "p99 ≤
+ * 10 ms at half of saturation"), measured as the bench does (wrk's latency, which leaves the pacing's wait out): first
+ * saturated, then paced at half that rate, 2 + 6 s each. With `KB`, every call of every server also makes about that
+ * much of small objects and holds them until it is answered.
  */
 async function pacedRounds(rounds = 3, frameworkUs = 150, writeUs = 75, garbageKb = 0) {
   const perUs = calibrate();
