@@ -4,6 +4,7 @@ import { type Gatehouse, startGatehouse } from "./app.js";
 import { runCli } from "./cli/gatehouse.js";
 import { ConfigError, loadConfig } from "./config.js";
 import { describeStartupFailure } from "./startup/describe-failure.js";
+import { tuneHeap } from "./startup/heap-tuning.js";
 
 // The only module with process side effects: run the `gatehouse` command, print its outcome, and for
 // `serve` stop cleanly on a signal. Failures are ONE line on stderr (what is wrong, what to do), never a
@@ -12,6 +13,9 @@ function fail(line: string, code: number): never {
   process.stderr.write(`gatehouse: ${line}\n`);
   process.exit(code);
 }
+
+// V8's heap tuned for Gatehouse's cohorts of short-lived objects (heap-tuning.ts), before any work allocates them.
+tuneHeap();
 
 // Logs go to stdout. When whatever reads it has gone (a closed pipe), the lines are lost, but the
 // server keeps serving and still stops cleanly on a signal.
