@@ -9,6 +9,9 @@ describe("heap tuning", () => {
     expect(heapFlags([])).toEqual([NO_PRETENURING]);
     expect(heapFlags(["--max-old-space-size=512", "--import", "tsx", "--allocation-site-tracking"])).toEqual([NO_PRETENURING]);
     expect(heapFlags(["--allocation-site-pretenuring-budget"])).toEqual([NO_PRETENURING]);
+    // Another flag's value that names it, and a form V8 does not take.
+    expect(heapFlags(["--title=--allocation-site-pretenuring"])).toEqual([NO_PRETENURING]);
+    expect(heapFlags(["---allocation-site-pretenuring"])).toEqual([NO_PRETENURING]);
   });
 
   it.each([
@@ -17,7 +20,10 @@ describe("heap tuning", () => {
     "--noallocation-site-pretenuring",
     "--allocation_site_pretenuring",
     "--no-allocation_site-pretenuring",
-    "--allocation-site-pretenuring=true",
+    "--no_allocation_site_pretenuring",
+    "-allocation-site-pretenuring",
+    "-noallocation-site-pretenuring",
+    "-no-allocation-site-pretenuring",
   ])("leaves the operator's %s alone", (flag) => {
     expect(heapFlags(["--import", "tsx", flag])).toEqual([]);
   });
