@@ -18,10 +18,10 @@ export const NO_PRETENURING = "--no-allocation-site-pretenuring";
  * which then stays. NODE_OPTIONS refuses this flag, so node's command line is the only place for that choice.
  */
 export function heapFlags(execArgv: readonly string[]): string[] {
-  return execArgv.some((arg) => OPERATOR_CHOICE.test(arg)) ? [] : [NO_PRETENURING];
+  // Inside the function, not a module constant: called once a process, and its mutants are then tested, not ignored.
+  const operatorChoice = /^--?(no[-_]?)?allocation[-_]site[-_]pretenuring$/;
+  return execArgv.some((arg) => operatorChoice.test(arg)) ? [] : [NO_PRETENURING];
 }
-
-const OPERATOR_CHOICE = /^--?(no[-_]?)?allocation[-_]site[-_]pretenuring$/;
 
 /**
  * Sets heapFlags, from src/main.ts once its imports are loaded and before any command runs or any worker thread starts
