@@ -8,7 +8,7 @@ import { setFlagsFromString } from "node:v8";
  * cohort alive, so V8 tenured these sites, and every later chunk's objects became old garbage that only a full
  * collection frees: the old generation grew by megabytes a chunk, and the scavenges slowed as it grew (mostly 4-6 ms
  * after a full collection, 10-16 ms before the next). What switching it off bought is in bench/README.md ("Bulk
- * import", "Pretenuring").
+ * import", "Pretenuring switched off").
  */
 export const NO_PRETENURING = "--no-allocation-site-pretenuring";
 
