@@ -3,7 +3,7 @@ import { ensureBootstrapped } from "./bootstrap.js";
 import { type Config, dataFiles } from "./config.js";
 import type { Deps } from "./context.js";
 import { createHealthState } from "./api/health/health-service.js";
-import { createAuthenticationInterceptor } from "./interceptors/authentication.js";
+import { createAdmission, createAuthenticationInterceptor, createAuthenticator } from "./interceptors/authentication.js";
 import { createDurabilityInterceptor } from "./interceptors/durability.js";
 import { createDeprecationInterceptor } from "./interceptors/deprecation.js";
 import { createErrorMappingInterceptor } from "./interceptors/error-mapping.js";
@@ -116,9 +116,11 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
     await ensureBootstrapped(deps, files.adminToken, logger);
     const smtpClient = { timeoutMs: config.mail.smtpTimeoutMs, ...(smtpCa ? { ca: smtpCa } : {}) };
     const health = createHealthState();
+    const authenticateCall = createAuthenticator(deps);
     const server = createServer({
       config,
       routes: createRoutes(deps, health, smtpClient),
+      admit: createAdmission(authenticateCall),
       // Outermost first: every call is observed, deprecated calls are marked, every error is mapped,
       // every answer waits until what it reflects is durable, then the caller is authenticated before the
       // request is validated (unauthenticated callers learn nothing).
@@ -127,7 +129,7 @@ export async function startGatehouse(options: GatehouseOptions): Promise<Gatehou
         createDeprecationInterceptor(metrics),
         createErrorMappingInterceptor(logger),
         createDurabilityInterceptor(opened),
-        createAuthenticationInterceptor(deps),
+        createAuthenticationInterceptor(authenticateCall),
         createValidationInterceptor(SERVED_SERVICES),
       ],
       isReady: () => health.status() === ServingStatus.SERVING,

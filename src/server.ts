@@ -44,6 +44,8 @@ export interface ServerOptions {
   >;
   routes: (router: ConnectRouter) => void;
   interceptors: Interceptor[];
+  /** Authenticates a unary RPC before its body is read (interceptors/authentication.ts createAdmission). */
+  admit?: DecodeCheckOptions["admit"];
   /** Whether the server should get traffic (`GET /readyz`): storage open and migrated, not draining. */
   isReady: () => boolean;
   metrics: Metrics;
@@ -168,6 +170,7 @@ export function createServer(options: ServerOptions): GatehouseServer {
     requestTimeoutMs: config.requestTimeoutMs,
     logger: options.logger,
     reject,
+    ...(options.admit ? { admit: options.admit } : {}),
     fallback: createFallback(metrics, options.logger, rest, options.isReady, options.pages),
   });
   const handler = http1Connections.track(withCors(connectHandler, config.corsOrigins));

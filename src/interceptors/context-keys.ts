@@ -8,6 +8,12 @@ export const requestIdKey = createContextKey<string>("", { description: "request
 /** The authenticated caller; set by the authentication interceptor. */
 export const principalKey = createContextKey<Principal | undefined>(undefined, { description: "principal" });
 
+/**
+ * Why a unary call was not let in before its body was read (authentication.ts createAdmission): its call then runs on
+ * an empty message, so the interceptor must refuse it with this, whatever a second look at its token would say.
+ */
+export const admissionRefusalKey = createContextKey<unknown>(undefined, { description: "admission refusal" });
+
 /** The caller's own organization, as read (or cached) with its principal; set by the authentication interceptor. */
 export const ownOrganizationKey = createContextKey<OrganizationRow | undefined>(undefined, { description: "own organization" });
 

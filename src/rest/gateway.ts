@@ -7,6 +7,7 @@ import { DomainError } from "../domain/errors.js";
 import { requestIdKey } from "../interceptors/context-keys.js";
 import { fromDomainError } from "../interceptors/error-mapping.js";
 import { type DecodeCheckOptions, rejectDuplicateKeys, withDecodeCheck } from "../transport/decode-check.js";
+import { rejectOversizedJson } from "../transport/json-shape.js";
 import { peerAddressKey, peerAddressOf } from "../transport/peer.js";
 import { errorInfoDetail, fromConnectError, type SpecErrorBody, specError } from "./error-body.js";
 import { jsonNameOf, type RestRoute, restRoutes } from "./http-rules.js";
@@ -58,6 +59,8 @@ async function readJsonObject(req: Request, maxBytes: number): Promise<Record<st
   }
   const text = Buffer.concat(chunks).toString("utf8").trim();
   if (text === "") return {};
+  // Before JSON.parse, whose time a body's shape decides (json-shape.ts): the same refusal as on the RPC path.
+  asRestInput(() => rejectOversizedJson(text));
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -69,14 +72,19 @@ async function readJsonObject(req: Request, maxBytes: number): Promise<Record<st
   }
   // JSON.parse keeps the last of two equal keys; a body that says two things is refused, as on the RPC path
   // and with the same error, in the SPEC body the RPC's answer would become.
+  asRestInput(() => rejectDuplicateKeys(text));
+  return value as Record<string, unknown>;
+}
+
+/** Runs a check of the RPC path's; its DomainError becomes the SPEC body the RPC's answer would become. */
+function asRestInput(check: () => void): void {
   try {
-    rejectDuplicateKeys(text);
+    check();
   } catch (error) {
-    // Stryker disable next-line ConditionalExpression: unreachable: rejectDuplicateKeys throws nothing but its DomainError
+    // Stryker disable next-line ConditionalExpression: unreachable: the checks throw nothing but their DomainError
     if (!(error instanceof DomainError)) throw error;
     throw new RestInputError(fromConnectError(errorToJson(fromDomainError(error), undefined)));
   }
-  return value as Record<string, unknown>;
 }
 
 /** The RPC's JSON request: the body, then query parameters, then path parameters (which win). */

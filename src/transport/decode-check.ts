@@ -21,6 +21,7 @@ import { clientWentAway } from "./client-gone.js";
 import { createHeldBytes } from "./held-bytes.js";
 import { duplicateKeyPath } from "./json-duplicate-keys.js";
 import { jsonProblems } from "./json-problems.js";
+import { rejectOversizedJson } from "./json-shape.js";
 
 /** The request encodings the server accepts (connect-node's defaults). */
 export const REQUEST_COMPRESSIONS: Compression[] = [compressionGzip, compressionBrotli];
@@ -57,6 +58,7 @@ function framingOf(contentType: string): Framing | undefined {
 }
 
 const malformed = (message: string) => invalidArgument("request.malformed", message);
+const NOT_JSON = "the request is not valid UTF-8 JSON";
 
 /** What the JSON or binary reader said, cut short: a hostile body must not become a huge answer. */
 function readerMessage(error: unknown): string {
@@ -125,9 +127,15 @@ export function checkMessage(desc: DescMessage, bytes: Uint8Array, binary: boole
     let json: JsonValue;
     try {
       text = utf8.decode(bytes);
+    } catch {
+      throw malformed(NOT_JSON);
+    }
+    // Before JSON.parse, whose time a body's shape decides: no caller is known yet.
+    rejectOversizedJson(text);
+    try {
       json = JSON.parse(text) as JsonValue;
     } catch {
-      throw malformed("the request is not valid UTF-8 JSON");
+      throw malformed(NOT_JSON);
     }
     rejectDuplicateKeys(text);
     checkJson(desc, json);
@@ -175,6 +183,13 @@ async function checkEnvelope(envelope: EnvelopedMessage, index: number, desc: De
 }
 
 const NO_MESSAGE = "this method takes exactly one request message; none was sent";
+
+/** An empty request message as the handler takes it for the framing: one envelope, the bytes, or the parsed JSON. */
+function emptyMessage(framing: Framing): UniversalServerRequest["body"] {
+  if (framing.enveloped) return createAsyncIterable([encodeEnvelope(0, new Uint8Array(0))]);
+  // (A Connect unary handler takes bytes where its type says JSON, as `checked` hands it the bytes it read.)
+  return (framing.binary ? new Uint8Array(0) : {}) as JsonValue;
+}
 
 /** Checks each envelope as it passes; the bytes go on unchanged, so the handler parses what the client sent. */
 async function* checkedEnvelopes(
@@ -235,6 +250,12 @@ export interface DecodeCheckOptions {
    * the refusal came while a streaming rpc read its messages, so the rpc records the call itself.
    */
   reject(request: UniversalServerRequest, handler: UniversalHandler, error: DomainError | ConnectError, rpcRunning: boolean): ConnectError;
+  /**
+   * Whether the call may have its body read: false for a unary call whose caller is not authenticated (connect-es reads
+   * a unary body before any interceptor runs). Such a call gets an empty request message instead, unread, and the
+   * interceptors refuse it as they refuse any unauthenticated call.
+   */
+  admit?(request: UniversalServerRequest, handler: UniversalHandler): Promise<boolean>;
 }
 
 /**
@@ -294,6 +315,8 @@ export function withDecodeCheck(handler: UniversalHandler, options: DecodeCheckO
       return fail(error);
     }
 
+    // Nothing of the body is read, inflated or parsed for a caller who is not let in.
+    if (options.admit && !(await options.admit(req, handler))) return handler({ ...req, body: emptyMessage(framing) });
     const body = req.body as AsyncIterable<Uint8Array>;
     if (framing.enveloped && handler.method.methodKind === "unary") {
       let bytes: Uint8Array;

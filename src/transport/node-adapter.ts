@@ -25,6 +25,8 @@ export interface NodeAdapterOptions {
   requestTimeoutMs: number;
   logger: Logger;
   reject: DecodeCheckOptions["reject"];
+  /** Authenticates a unary call before its body is read (decode-check.ts). */
+  admit?: DecodeCheckOptions["admit"];
   /** Everything that is not an RPC path; `x-request-id` is already set on the response. */
   fallback(req: NodeRequest, res: NodeResponse, requestId: string): void;
 }
@@ -78,7 +80,7 @@ export function createNodeAdapter(options: NodeAdapterOptions): NodeHandler {
   });
   options.routes(router);
   const paths = new Map<string, UniversalHandler>();
-  for (const handler of router.handlers) paths.set(handler.requestPath, withDecodeCheck(handler, { readMaxBytes: options.readMaxBytes, reject: options.reject }));
+  for (const handler of router.handlers) paths.set(handler.requestPath, withDecodeCheck(handler, { readMaxBytes: options.readMaxBytes, reject: options.reject, ...(options.admit ? { admit: options.admit } : {}) }));
   const authorityOf = createAuthorityCheck();
 
   return (req, res) => {

@@ -63,7 +63,7 @@ describe("REST paths and fallback answers under hostile input", () => {
     const restRoute = await send({ method: "PUT", path: "/v1/smtp", headers: { "content-type": "application/json" }, body: "{nope" });
     expect(restRoute.status).toBe(400);
     expect(spec(restRoute).reason).toBe("request.malformed");
-    const connect = await send({ path: "/gatehouse.admin.v1.SmtpService/GetSmtpConfig", headers: { "content-type": "application/json" }, body: "{nope" });
+    const connect = await send({ path: "/gatehouse.admin.v1.SmtpService/GetSmtpConfig", headers: { "content-type": "application/json", authorization: `Bearer ${t.server.adminToken}` }, body: "{nope" });
     expect(connect.status).toBe(400);
     expect(connect.body.toString()).toContain("request.malformed");
     expect(connect.headers["x-request-id"]).toMatch(/.+/);
@@ -74,10 +74,10 @@ describe("REST paths and fallback answers under hostile input", () => {
     const restRoute = await send({ method: "PUT", path: "/v1/smtp", headers: { "content-type": "application/json" }, body: big });
     expect(restRoute.status).toBe(429);
     expect(spec(restRoute).reason).toBe("request.too_large");
-    const connect = await send({ path: "/gatehouse.admin.v1.SmtpService/UpdateSmtpConfig", headers: { "content-type": "application/json" }, body: big });
+    const connect = await send({ path: "/gatehouse.admin.v1.SmtpService/UpdateSmtpConfig", headers: { "content-type": "application/json", authorization: `Bearer ${t.server.adminToken}` }, body: big });
     expect(connect.status).toBe(429);
     expect(connect.body.toString()).toContain("request.too_large");
-    const h2 = await h2Request(wire.session, { path: "/gatehouse.admin.v1.SmtpService/UpdateSmtpConfig", headers: { "content-type": "application/json" }, body: big });
+    const h2 = await h2Request(wire.session, { path: "/gatehouse.admin.v1.SmtpService/UpdateSmtpConfig", headers: { "content-type": "application/json", authorization: `Bearer ${t.server.adminToken}` }, body: big });
     expect(h2.status).toBe(429);
     expect(h2.headers["x-request-id"]).toMatch(/.+/);
   });

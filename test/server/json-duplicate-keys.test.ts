@@ -52,11 +52,9 @@ async function connectJson(path: string, body: string, token?: string) {
 }
 
 describe("Connect JSON: a duplicate key is invalid_argument request.duplicate_key with ErrorInfo naming it", () => {
-  it.each([
-    ["without a token", undefined],
-    ["with a token", "admin"],
-  ])("%s", async (_label, who) => {
-    const result = await connectJson("/gatehouse.admin.v1.UserService/GetUser", '{"userId":"x","userId":"y"}', who ? t.server.adminToken : undefined);
+  it("with a token (without one the body is not read: unauthenticated)", async () => {
+    expect(await connectJson("/gatehouse.admin.v1.UserService/GetUser", '{"userId":"x","userId":"y"}')).toMatchObject({ status: 401, code: "unauthenticated" });
+    const result = await connectJson("/gatehouse.admin.v1.UserService/GetUser", '{"userId":"x","userId":"y"}', t.server.adminToken);
     expect(result).toMatchObject({ status: 400, code: "invalid_argument" });
     expect(result.info).toMatchObject({ reason: "request.duplicate_key", metadata: { key: "userId" } });
     expect(result.violations).toEqual([expect.objectContaining({ field: "userId", reason: "json.duplicate_key" })]);

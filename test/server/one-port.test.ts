@@ -85,7 +85,7 @@ describe("slow and silent clients", () => {
 
   it("answers 408 to a client that never finishes its body", async () => {
     const { received } = await rawExchange(
-      "POST /gatehouse.admin.v1.InstanceService/GetInstance HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{",
+      `POST /gatehouse.admin.v1.InstanceService/GetInstance HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.adminToken}\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{`,
     );
     expect(received).toMatch(/^HTTP\/1.1 408/);
   });

@@ -81,7 +81,7 @@ describe("a unary or server-streaming call takes exactly one request message; cl
     await withFreshServer(async (server) => {
       const session = await connectH2(server.url);
       try {
-        const call = (path: string, body: Uint8Array) => h2Request(session, { path, headers: { "content-type": "application/grpc" }, body });
+        const call = (path: string, body: Uint8Array) => h2Request(session, { path, headers: { "content-type": "application/grpc", authorization: `Bearer ${server.adminToken}` }, body });
         const refused = async (path: string, body: Uint8Array, message: string) => {
           const status = grpcStatus(await call(path, body));
           expect(status.code, path).toBe(3);

@@ -36,8 +36,10 @@ function endOfStream(body: Buffer): { error?: { code: string; message: string } 
   return expect.fail("no end-of-stream message");
 }
 
-const post = (headers: Record<string, string>, body: Uint8Array | string) => http1Request(t.server.url, wire.agent, { path: GET_USER, headers, body });
-const grpc = (headers: Record<string, string>, body: Uint8Array, path = GET_USER) => h2Request(wire.session, { path, headers: { "content-type": "application/grpc", ...headers }, body });
+// With a valid token: without one a unary call's body is not read at all (test/transport/admission-rules.test.ts).
+const post = (headers: Record<string, string>, body: Uint8Array | string) => http1Request(t.server.url, wire.agent, { path: GET_USER, headers: { authorization: `Bearer ${t.server.adminToken}`, ...headers }, body });
+const grpc = (headers: Record<string, string>, body: Uint8Array, path = GET_USER) =>
+  h2Request(wire.session, { path, headers: { "content-type": "application/grpc", authorization: `Bearer ${t.server.adminToken}`, ...headers }, body });
 
 describe("what the protocol handlers answer without a body gets the SPEC body with ErrorInfo", () => {
   it("GET on an RPC path: 405, allow POST, http.method_not_allowed", async () => {

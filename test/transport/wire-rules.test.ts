@@ -21,7 +21,7 @@ const BOMB = gzipSync(Buffer.alloc(64 * 1024));
 describe("a body that inflates beyond the request limit", () => {
   it("Connect unary with content-encoding gzip: HTTP 429 resource_exhausted, request.too_large, saying it was after decompression", async () => {
     expect(BOMB.byteLength).toBeLessThan(LIMIT);
-    const response = await http1Request(t.server.url, wire.agent, { path: GET_USER, headers: { "content-type": "application/proto", "content-encoding": "gzip" }, body: BOMB });
+    const response = await http1Request(t.server.url, wire.agent, { path: GET_USER, headers: { "content-type": "application/proto", "content-encoding": "gzip", authorization: `Bearer ${t.server.adminToken}` }, body: BOMB });
     expect(response.status).toBe(429);
     const body = JSON.parse(response.body.toString()) as { code: string; message: string };
     expect(body).toMatchObject({ code: "resource_exhausted", message: `request larger than ${LIMIT} bytes after decompression` });
@@ -30,7 +30,7 @@ describe("a body that inflates beyond the request limit", () => {
   });
 
   it("a gRPC message compressed with grpc-encoding gzip: status 8, request.too_large", async () => {
-    const response = await h2Request(wire.session, { path: GET_USER, headers: { "content-type": "application/grpc", "grpc-encoding": "gzip" }, body: envelope(BOMB, 1) });
+    const response = await h2Request(wire.session, { path: GET_USER, headers: { "content-type": "application/grpc", "grpc-encoding": "gzip", authorization: `Bearer ${t.server.adminToken}` }, body: envelope(BOMB, 1) });
     const status = grpcStatus(response);
     expect(status.code).toBe(RESOURCE_EXHAUSTED);
     expect(decodeURIComponent(status.message ?? "")).toBe(`request larger than ${LIMIT} bytes after decompression`);
@@ -42,7 +42,7 @@ describe("an envelope with flags other than 'compressed'", () => {
   it("gRPC: status 3, request.malformed, naming the flags", async () => {
     const message = Uint8Array.from([0x0a, 0x01, 0x78]);
     for (const flags of [0x02, 0x80]) {
-      const response = await h2Request(wire.session, { path: GET_USER, headers: { "content-type": "application/grpc" }, body: envelope(message, flags) });
+      const response = await h2Request(wire.session, { path: GET_USER, headers: { "content-type": "application/grpc", authorization: `Bearer ${t.server.adminToken}` }, body: envelope(message, flags) });
       const status = grpcStatus(response);
       expect(status.code, String(flags)).toBe(INVALID_ARGUMENT);
       expect(decodeURIComponent(status.message ?? ""), String(flags)).toBe(`unexpected envelope flags 0x${flags.toString(16)} in a request`);
