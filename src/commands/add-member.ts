@@ -1,5 +1,5 @@
 import type { Caller, Deps } from "../context.js";
-import { requireCanGrantRoles } from "../domain/authorization.js";
+import { mayMakeMember, requireCanGrantRoles } from "../domain/authorization.js";
 import { failedPrecondition } from "../domain/errors.js";
 import { checkMemberRoles } from "../domain/membership.js";
 import type { MembershipLevel } from "../domain/roles.js";
@@ -13,6 +13,8 @@ export interface MembershipTarget {
   scopeId: string;
   ownerOrgId: string;
   projectId?: string;
+  /** A grant's granted organization, whose users may be made members of the grant (mayMakeMember). */
+  grantedOrgId?: string;
   eventType: string;
 }
 
@@ -27,7 +29,8 @@ export async function addMember(deps: Deps, caller: Caller, target: MembershipTa
   const roles = checkMemberRoles(target.level, requestedRoles);
   requireCanGrantRoles(caller.principal, roles, target);
   const user = await deps.store.findUserById(userId);
-  if (!user || user.instanceId !== caller.principal.instanceId) {
+  // A user the caller may not make a member here is answered as one that does not exist: strangers learn nothing.
+  if (!user || user.instanceId !== caller.principal.instanceId || !mayMakeMember(caller.principal, user.orgId, target)) {
     throw failedPrecondition("user.not_found", "the user does not exist", { userId });
   }
   const membershipId = deps.ids.next();

@@ -17,7 +17,14 @@ interface GrantMemberInput {
  */
 export async function addProjectGrantMember(deps: Deps, caller: Caller, input: GrantMemberInput & { roles: string[] }) {
   const { organization, project, grant } = await selectProjectGrant(deps, caller, input, "project.grant.member.write");
-  const target = { level: "project_grant" as const, scopeId: grant.id, ownerOrgId: organization.id, projectId: project.id, eventType: EventType.projectGrantMemberAdded };
+  const target = {
+    level: "project_grant" as const,
+    scopeId: grant.id,
+    ownerOrgId: organization.id,
+    projectId: project.id,
+    grantedOrgId: grant.grantedOrgId,
+    eventType: EventType.projectGrantMemberAdded,
+  };
   return { details: await addMember(deps, caller, target, input.userId, input.roles) };
 }
 

@@ -130,3 +130,16 @@ export function missingForRoles(principal: Principal, roles: readonly string[], 
   }
   return undefined;
 }
+
+/**
+ * Whose users may be made members where: a membership puts its holder under the privilege ceiling of its scope
+ * (requireCoversPrincipal) and revokes the tokens of issuers who do not hold its roles (revokeTokensBeyondIssuer). So
+ * a membership given to another organization's user would let the giver revoke that organization's tokens and take
+ * its own user out of its user managers' hands. A user may be made a member of an organization, or of a project, of
+ * its own organization; of a grant, of the project's organization or of the granted one (the grant's purpose); of the
+ * instance, by those who may add instance members; anywhere else only by a caller holding `user.write` in the user's
+ * own organization. (To any other caller the user is as unknown as one that does not exist.)
+ */
+export function mayMakeMember(caller: Principal, userOrgId: string, where: { level: Membership["level"]; ownerOrgId: string; grantedOrgId?: string }): boolean {
+  return where.level === "instance" || userOrgId === where.ownerOrgId || userOrgId === where.grantedOrgId || can(caller, "user.write", { orgId: userOrgId });
+}

@@ -64,6 +64,7 @@ const TABLE: Row[] = [
   { rpc: `${O}CreateOrganization`, write: true, request: r.createOrganization, allowed: IAM_WRITE },
   // Names A by id: an owner of C holds no org.read in A, wherever it acts.
   { rpc: `${O}GetOrganization`, write: false, request: r.getOrganization, allowed: ORG_READ },
+  // C's owner passes the check in C; the user, A's, is then unknown to it (test/access/foreign-member-rules.test.ts).
   { rpc: `${O}AddOrganizationMember`, write: true, request: r.addOrganizationMember, allowed: [...ORG_OWNERS, OWN] },
   // Instance scope: `iam.read` (OrganizationService comment), whatever organization is selected.
   { rpc: `${O}ListOrganizations`, write: false, request: r.listOrganizations, allowed: IAM_READ },

@@ -515,7 +515,10 @@ export const OrganizationService: GenService<{
   },
   /**
    * Grants a user roles in the organization selected by `x-service-orgid` (or the caller's own).
-   * The user may belong to any organization of the instance. Needs `org.member.write` there (ORG_OWNER, IAM_OWNER).
+   * Needs `org.member.write` there (ORG_OWNER, IAM_OWNER). The user belongs to this organization, or the caller
+   * holds `user.write` in the user's own one: a role here puts the user under this organization's privilege ceiling
+   * and may revoke its tokens, which no stranger may impose. To any other caller another organization's user is
+   * `user.not_found`, as one that does not exist.
    * Errors: invalid_argument (`member.role_invalid` for a role that is not an organization role:
    * ORG_OWNER, ORG_OWNER_VIEWER, ORG_USER_MANAGER, ORG_SETTINGS_MANAGER), failed_precondition
    * (`user.not_found`), already_exists (`member.already_exists`).

@@ -1399,7 +1399,8 @@ export const ProjectService: GenService<{
   },
   /**
    * Grants a user project roles (PROJECT_OWNER, PROJECT_OWNER_VIEWER) for this project only.
-   * Needs `project.member.write` for that project.
+   * Needs `project.member.write` for that project. The user belongs to the project's organization, or the caller
+   * holds `user.write` in the user's own one (otherwise `user.not_found`, as for a user that does not exist).
    * Errors: not_found (`project.not_found`), failed_precondition (`user.not_found`), invalid_argument
    * (`member.role_invalid`), already_exists (`member.already_exists`).
    * Privilege ceiling: the caller must itself hold every permission of each role it grants, in this scope
@@ -1444,7 +1445,10 @@ export const ProjectService: GenService<{
    * Roles must be project grant roles: PROJECT_GRANT_OWNER, PROJECT_GRANT_OWNER_VIEWER. With no roles
    * the member has no rights. The membership takes effect at once.
    * Needs `project.grant.member.write`: ORG_OWNER of the project's organization, PROJECT_OWNER of the
-   * project, PROJECT_GRANT_OWNER of that grant, or IAM_OWNER.
+   * project, PROJECT_GRANT_OWNER of that grant, or IAM_OWNER. The user belongs to the project's organization or
+   * to the granted one, or the caller holds `user.write` in the user's own organization; otherwise it is
+   * `user.not_found`, as a user that does not exist (a role puts the user under the grant's privilege ceiling and
+   * may revoke its tokens, which no stranger may impose on another organization's user).
    * Errors: not_found (`project.not_found`, `project.grant.not_found`: both must exist in the selected
    * organization), failed_precondition (`user.not_found`), invalid_argument (`member.role_invalid`
    * naming the bad role), already_exists (`member.already_exists`).
