@@ -162,7 +162,7 @@ export function createServer(options: ServerOptions): GatehouseServer {
   // protected service; the error mapping outside it gives its refusal ErrorInfo.
   const interceptors = [...options.interceptors, createStreamLimitInterceptor(config)];
   const reject = createRejection(metrics, options.logger);
-  const rest = createRestGateway({ routes: options.routes, interceptors, maxRequestBytes: config.maxRequestBytes, reject });
+  const rest = createRestGateway({ routes: options.routes, interceptors, maxRequestBytes: config.maxRequestBytes, reject, ...(options.admit ? { admit: options.admit } : {}) });
   const connectHandler = createNodeAdapter({
     routes: options.routes,
     interceptors,

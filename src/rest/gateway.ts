@@ -1,6 +1,7 @@
 import type { JsonObject } from "@bufbuild/protobuf";
 import { Code, type ConnectRouter, createConnectRouter, createContextValues, type Interceptor } from "@connectrpc/connect";
 import type { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { UniversalServerRequest } from "@connectrpc/connect/protocol";
 import { errorToJson } from "@connectrpc/connect/protocol-connect";
 import type { ServerResponse } from "node:http";
 import { DomainError } from "../domain/errors.js";
@@ -209,6 +210,8 @@ export function createRestGateway(options: {
   interceptors: Interceptor[];
   maxRequestBytes: number;
   reject: DecodeCheckOptions["reject"];
+  /** Authenticates a call before its body is read, as on the RPC path (decode-check.ts). */
+  admit?: DecodeCheckOptions["admit"];
 }) {
   const router = createConnectRouter({ interceptors: options.interceptors });
   options.routes(router);
@@ -237,13 +240,17 @@ export function createRestGateway(options: {
       return true;
     }
     try {
-      const body = await requestJson(route, req, url, options.maxRequestBytes);
-      applyIfMatch(route, req, body);
       const header = new Headers({ "content-type": "application/json" });
       for (const name of FORWARDED) {
         const value = req.headers[name];
         if (typeof value === "string") header.set(name, value);
       }
+      const contextValues = createContextValues().set(requestIdKey, requestId).set(peerAddressKey, peerAddressOf(req.socket));
+      // As on the RPC path: a caller not let in has nothing of its request read (not even its If-Match); the RPC gets
+      // an empty message and its authentication ends it with the admission's refusal.
+      const admitted = options.admit === undefined || (await options.admit({ header, contextValues } as UniversalServerRequest, route.handler));
+      const body = admitted ? await requestJson(route, req, url, options.maxRequestBytes) : {};
+      if (admitted) applyIfMatch(route, req, body);
       const controller = new AbortController();
       res.once("close", () => controller.abort());
       const inner = await route.handler({
@@ -254,7 +261,7 @@ export function createRestGateway(options: {
         header,
         body: body as JsonObject,
         signal: controller.signal,
-        contextValues: createContextValues().set(requestIdKey, requestId).set(peerAddressKey, peerAddressOf(req.socket)),
+        contextValues,
       });
       const bytes = await collect(inner.body);
       const headers: Record<string, string> = {};

@@ -59,6 +59,11 @@ function framingOf(contentType: string): Framing | undefined {
 
 const malformed = (message: string) => invalidArgument("request.malformed", message);
 const NOT_JSON = "the request is not valid UTF-8 JSON";
+/**
+ * Unknown fields of a binary request are dropped, not kept: nothing reads them, and keeping them cost a public health
+ * check 2.6-3.9 s for 4 MiB of tiny unknown fields (15 bytes of brotli) against 0.2 s. connect-es reads with the same.
+ */
+export const BINARY_READ = { readUnknownFields: false };
 
 /** What the JSON or binary reader said, cut short: a hostile body must not become a huge answer. */
 function readerMessage(error: unknown): string {
@@ -117,7 +122,7 @@ export function checkMessage(desc: DescMessage, bytes: Uint8Array, binary: boole
   checkedSafely(() => {
     if (binary) {
       try {
-        fromBinary(desc, bytes);
+        fromBinary(desc, bytes, BINARY_READ);
       } catch (error) {
         throw undecodableProtobuf(readerMessage(error));
       }

@@ -4,10 +4,11 @@ import { createAsyncIterable, type UniversalHandler, type UniversalServerRespons
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { limitBodyTime } from "./body-deadline.js";
 import { requestIdKey } from "../interceptors/context-keys.js";
+import { PUBLIC_SERVICES } from "../interceptors/public-services.js";
 import { acceptedRequestId } from "../interceptors/request-id.js";
 import { errorInfoDetail, internalErrorBody, specError, type SpecErrorBody } from "../rest/error-body.js";
 import type { Logger } from "../support/logger.js";
-import { type DecodeCheckOptions, REQUEST_COMPRESSIONS, withDecodeCheck } from "./decode-check.js";
+import { BINARY_READ, type DecodeCheckOptions, REQUEST_COMPRESSIONS, withDecodeCheck } from "./decode-check.js";
 import { createAuthorityCheck, universalRequestOf } from "./node-request.js";
 import { peerAddressKey, peerAddressOf } from "./peer.js";
 
@@ -59,6 +60,15 @@ function withErrorBody(response: UniversalServerResponse): UniversalServerRespon
   return jsonResponse(known.status ?? response.status, specError(known.code, known.message, [errorInfoDetail(known.reason)]).body, header);
 }
 
+/**
+ * The public services (health, reflection) answer anyone, so their requests are read before any caller is known:
+ * their messages are a service name or a file name, and a few KiB inflated to the 4 MiB of any other call would be
+ * work anyone could make the server do.
+ */
+export const PUBLIC_MAX_BYTES = 64 * 1024;
+const readMaxBytesOf = (handler: UniversalHandler, readMaxBytes: number) =>
+  PUBLIC_SERVICES.has(handler.service.typeName) ? Math.min(readMaxBytes, PUBLIC_MAX_BYTES) : readMaxBytes;
+
 /** Whether the RPC's request is a stream of messages (client or bidirectional streaming), which may rightly last. */
 const streamsRequests = (handler: UniversalHandler | undefined) =>
   handler !== undefined && (handler.method.methodKind === "client_streaming" || handler.method.methodKind === "bidi_streaming");
@@ -77,10 +87,11 @@ export function createNodeAdapter(options: NodeAdapterOptions): NodeHandler {
     acceptCompression: REQUEST_COMPRESSIONS,
     // Connect JSON refuses what it does not know, like the REST routes (decode-check.ts says which key).
     jsonOptions: { ignoreUnknownFields: false },
+    binaryOptions: BINARY_READ,
   });
   options.routes(router);
   const paths = new Map<string, UniversalHandler>();
-  for (const handler of router.handlers) paths.set(handler.requestPath, withDecodeCheck(handler, { readMaxBytes: options.readMaxBytes, reject: options.reject, ...(options.admit ? { admit: options.admit } : {}) }));
+  for (const handler of router.handlers) paths.set(handler.requestPath, withDecodeCheck(handler, { readMaxBytes: readMaxBytesOf(handler, options.readMaxBytes), reject: options.reject, ...(options.admit ? { admit: options.admit } : {}) }));
   const authorityOf = createAuthorityCheck();
 
   return (req, res) => {

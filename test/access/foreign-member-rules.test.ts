@@ -8,7 +8,7 @@ import { useTestServer } from "../support/server.js";
 import { type Actor, createActor } from "../support/world.js";
 
 /**
- * Whose users may be made members where (src/domain/authorization.ts requireMayMakeMember; the .proto comments of
+ * Whose users may be made members where (src/domain/authorization.ts mayMakeMember; the .proto comments of
  * AddOrganizationMember, AddProjectMember, AddProjectGrantMember). A role puts its holder under the scope's privilege
  * ceiling and revokes the tokens of issuers who do not hold it: given to another organization's user by a stranger,
  * it would revoke that organization's tokens and take the user out of its own user managers' hands.

@@ -43,7 +43,8 @@ describe("a huge list of bad items is invalid_argument with ErrorInfo, never int
 
   it("the REST route POST /v1/users/human: 400 in the SPEC body with ErrorInfo", async () => {
     const body = `{"userName":"u","idps":${list('{"q":1}', 200_000)}}`;
-    const response = await http1Request(t.server.url, agent, { path: "/v1/users/human", headers: { "content-type": "application/json" }, body }, 30_000);
+    const headers = { "content-type": "application/json", authorization: `Bearer ${t.server.adminToken}` };
+    const response = await http1Request(t.server.url, agent, { path: "/v1/users/human", headers, body }, 30_000);
     expect(response.status).toBe(400);
     expect(JSON.parse(response.body.toString())).toMatchObject({ code: 3 });
     expect(jsonErrorReason(response.body)).toBe("request.malformed");

@@ -75,6 +75,33 @@ describe("a unary call of a protected service is authenticated before its body i
     expect(answer).toEqual({ status: 401, reason: "auth.missing" });
   });
 
+  it("REST: without a valid token nothing of the request is judged, neither its body nor its If-Match", async () => {
+    const rest = (headers: Record<string, string>, body: string) =>
+      http1Request(t.server.url, wire.agent, { method: "POST", path: "/v1/users/human", headers: { "content-type": "application/json", ...headers }, body });
+    const anonymous = await rest({}, `{"userName":${"[".repeat(40)}`);
+    expect(anonymous.status).toBe(401);
+    expect(JSON.parse(anonymous.body.toString())).toMatchObject({ code: 16 });
+    expect(jsonErrorReason(anonymous.body)).toBe("auth.missing");
+    const unknown = await rest({ authorization: "Bearer gh1.nope.nope" }, "{not json");
+    expect(unknown.status).toBe(401);
+    // With the token, the same body is judged.
+    const admitted = await rest({ authorization: `Bearer ${t.server.adminToken}` }, `{"userName":${"[".repeat(40)}`);
+    expect(admitted.status).toBe(400);
+  });
+
+  it("public services take at most 64 KiB, inflated: a health check's body is read before any caller is known", async () => {
+    const within = await http1Request(t.server.url, wire.agent, { path: HEALTH, headers: { "content-type": "application/json" }, body: `{"service":"${"x".repeat(60 * 1024)}"}` });
+    expect(jsonErrorReason(within.body)).not.toBe("request.too_large");
+    const inflated = gzipSync(`{"service":"${"x".repeat(65 * 1024)}"}`);
+    expect(inflated.byteLength).toBeLessThan(1024);
+    const over = await http1Request(t.server.url, wire.agent, { path: HEALTH, headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: inflated });
+    expect(over.status).toBe(429);
+    expect(jsonErrorReason(over.body)).toBe("request.too_large");
+    // A protected call takes the server's limit (4 MiB by default) from a caller it knows.
+    const protectedCall = await connectJson(gzipSync(`{"userId":"${"x".repeat(65 * 1024)}"}`), { "content-encoding": "gzip", authorization: `Bearer ${t.server.adminToken}` });
+    expect(jsonErrorReason(protectedCall.body)).not.toBe("request.too_large");
+  });
+
   it("public services are not authenticated: a health check's malformed body is judged as before", async () => {
     const response = await http1Request(t.server.url, wire.agent, { path: HEALTH, headers: { "content-type": "application/json" }, body: "{not json" });
     expect(response.status).toBe(400);

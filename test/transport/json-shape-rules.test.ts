@@ -14,9 +14,9 @@ const nested = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`;
 const objectOf = (members: number) => `{${Array.from({ length: members }, (_, i) => `"k${i}":${i}`).join(",")}}`;
 const listOf = (items: number) => `[${Array(items).fill("1").join(",")}]`;
 
-function refusal(text: string): DomainError | undefined {
+function refusal(text: string, limits = JSON_LIMITS): DomainError | undefined {
   try {
-    rejectOversizedJson(text);
+    rejectOversizedJson(text, limits);
     return undefined;
   } catch (error) {
     if (error instanceof DomainError) return error;
@@ -26,7 +26,22 @@ function refusal(text: string): DomainError | undefined {
 
 describe("the limits, each at its edge", () => {
   it("the limits the server applies", () => {
-    expect(JSON_LIMITS).toEqual({ depth: 32, objectMembers: 256, listItems: 10_000 });
+    expect(JSON_LIMITS).toEqual({ depth: 32, objectMembers: 256, listItems: 10_000, values: 100_000 });
+  });
+
+  it("100 000 values in all pass, one more is refused: items, members and containers all count", async () => {
+    // Ten lists of 10 000 items in one list: 10 × 9 999 commas between items, 9 between the lists, 11 containers.
+    const lists = Array.from({ length: 10 }, () => listOf(10_000)).join(",");
+    const values = 10 * 9_999 + 9 + 11;
+    const small = { ...JSON_LIMITS, values };
+    expect(refusal(`[${lists}]`, small)).toBeUndefined();
+    expect(refusal(`[${lists},1]`, small)?.message).toBe(`the request holds more than ${values} values`);
+    expect(refusal(`[${lists},[]]`, small)?.message).toBe(`the request holds more than ${values} values`);
+    // A bulk import's thousand users, each with a profile, an email, a hash and two links, pass the real limit.
+    const user = '{"userName":"u","profile":{"givenName":"A","familyName":"B"},"email":{"email":"a@example.com","isVerified":true},"hashedPassword":{"value":"$2b$10$x"},"idps":[{"configId":"c","externalUserId":"e"},{"configId":"d","externalUserId":"f"}]}';
+    expect(refusal(`{"users":[${Array(1_000).fill(user).join(",")}]}`)).toBeUndefined();
+    // Over the real limit: eleven lists of 10 000.
+    expect(refusal(`[${lists},${listOf(10_000)}]`)?.message).toBe("the request holds more than 100000 values");
   });
 
   it("32 levels pass, 33 are refused: invalid_argument request.malformed", () => {
