@@ -37,6 +37,13 @@ describe("the limits, each at its edge", () => {
     expect(refusal(`[${lists}]`, small)).toBeUndefined();
     expect(refusal(`[${lists},1]`, small)?.message).toBe(`the request holds more than ${values} values`);
     expect(refusal(`[${lists},[]]`, small)?.message).toBe(`the request holds more than ${values} values`);
+    // A container is a value, and so is the member or item each comma starts; nothing else counts, nor a comma
+    // outside any container (not JSON: JSON.parse refuses it after this).
+    const two = { ...JSON_LIMITS, values: 2 };
+    expect(refusal("[[]]", two)).toBeUndefined();
+    expect(refusal("[[[]]]", two)?.message).toBe("the request holds more than 2 values");
+    expect(refusal('[1234567890, "a,b,c"]', two)).toBeUndefined();
+    expect(refusal("1,2,3,4", two)).toBeUndefined();
     // A bulk import's thousand users, each with a profile, an email, a hash and two links, pass the real limit.
     const user = '{"userName":"u","profile":{"givenName":"A","familyName":"B"},"email":{"email":"a@example.com","isVerified":true},"hashedPassword":{"value":"$2b$10$x"},"idps":[{"configId":"c","externalUserId":"e"},{"configId":"d","externalUserId":"f"}]}';
     expect(refusal(`{"users":[${Array(1_000).fill(user).join(",")}]}`)).toBeUndefined();
