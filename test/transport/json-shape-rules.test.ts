@@ -112,6 +112,13 @@ describe("over the wire", () => {
     expect((JSON.parse(within.body.toString()) as { message: string }).message).not.toContain("nests deeper");
   });
 
+  it("a body within the limits that is no JSON is still refused as such, after the shape check", async () => {
+    const response = await post(GET_USER, '{"userId": "u",');
+    expect(response.status).toBe(400);
+    expect(jsonErrorReason(response.body)).toBe("request.malformed");
+    expect((JSON.parse(response.body.toString()) as { message: string }).message).toBe("the request is not valid UTF-8 JSON");
+  });
+
   it("a gzipped body is judged as inflated: millions of brackets in a few KiB are refused", async () => {
     const bomb = gzipSync(`{"userId":${nested(1_000_000)}}`);
     expect(bomb.byteLength).toBeLessThan(16 * 1024);
