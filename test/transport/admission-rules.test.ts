@@ -84,6 +84,16 @@ describe("a unary call of a protected service is authenticated before its body i
     expect(jsonErrorReason(anonymous.body)).toBe("auth.missing");
     const unknown = await rest({ authorization: "Bearer gh1.nope.nope" }, "{not json");
     expect(unknown.status).toBe(401);
+    // Nor its If-Match: a tag no route takes is the caller's mistake only once the caller is known.
+    const update = await http1Request(t.server.url, wire.agent, { method: "PUT", path: "/v1/smtp", headers: { "content-type": "application/json", "if-match": "W/nope" }, body: "{}" });
+    expect(update.status).toBe(401);
+    const admittedUpdate = await http1Request(t.server.url, wire.agent, {
+      method: "PUT",
+      path: "/v1/smtp",
+      headers: { "content-type": "application/json", "if-match": "W/nope", authorization: `Bearer ${t.server.adminToken}` },
+      body: "{}",
+    });
+    expect(admittedUpdate.status).toBe(400);
     // With the token, the same body is judged.
     const admitted = await rest({ authorization: `Bearer ${t.server.adminToken}` }, `{"userName":${"[".repeat(40)}`);
     expect(admitted.status).toBe(400);
