@@ -22,11 +22,12 @@ export function hashImportedPassword(password: string, signal?: AbortSignal): Pr
 
 /**
  * Whether `password` is the one `storedHash` was made from (a re-import sending the same plain password changes
- * nothing). A stored hash the verifier refuses to read counts as another password, so the new one replaces it.
+ * nothing). A stored hash the verifier refuses to read counts as another password, so the new one replaces it. `orgId`
+ * is the user's organization: its re-imports share the verifier pool's workers as its users' sign-ins do.
  */
-export function isStoredPassword(storedHash: string, password: string, signal?: AbortSignal): Promise<boolean> {
+export function isStoredPassword(storedHash: string, password: string, orgId: string, signal?: AbortSignal): Promise<boolean> {
   return limit(() =>
-    verifyImportedHash(storedHash, password, signal).catch((error: unknown) => {
+    verifyImportedHash(storedHash, password, signal, orgId).catch((error: unknown) => {
       if (error instanceof DomainError && error.kind === "invalid_argument") return false;
       throw error;
     }),

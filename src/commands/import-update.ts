@@ -17,7 +17,7 @@ export async function reimportedPasswordHash(user: UserRow, checked: CheckedHuma
   if (!password) return undefined;
   // (Without a stored hash the verifier would refuse to read one, which counts as another password too: the check only
   // saves that call, so its `true` mutant is equivalent.)
-  if (user.passwordHash !== null && (await isStoredPassword(user.passwordHash, password, signal))) return undefined;
+  if (user.passwordHash !== null && (await isStoredPassword(user.passwordHash, password, user.orgId, signal))) return undefined;
   return hashImportedPassword(password, signal);
 }
 

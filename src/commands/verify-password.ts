@@ -56,7 +56,7 @@ export async function verifyPassword(deps: Deps, caller: Caller, input: VerifyPa
     // Verified again only when the hash changed meanwhile (a lost race): the same hash gives the same answer.
     // Stryker disable next-line ConditionalExpression,OptionalChaining: verifying the same hash again answers the same, only slower
     if (verified?.hash !== user.passwordHash) {
-      verified = { hash: user.passwordHash, matches: await verifyImportedHash(user.passwordHash, input.password, input.signal) };
+      verified = { hash: user.passwordHash, matches: await verifyImportedHash(user.passwordHash, input.password, input.signal, user.orgId) };
     }
     try {
       return verified.matches ? await recordRight(deps, caller, user, input.password) : await recordWrong(deps, caller, user);
@@ -117,7 +117,7 @@ async function refuseUnknown(deps: Deps, caller: Caller, input: VerifyPasswordIn
 }
 
 async function refuseWithoutPassword(deps: Deps, caller: Caller, user: UserRow, input: VerifyPasswordInput): Promise<never> {
-  await verifyImportedHash(await dummy(), input.password, input.signal);
+  await verifyImportedHash(await dummy(), input.password, input.signal, user.orgId);
   // Not counted: there is no password to guess, and counting would let anyone lock a user who is still to set one.
   await commitAs(deps, caller, { writes: [], events: [userEvent(user, EventType.userPasswordCheckFailed, { cause: "no_password" })] });
   throw passwordInvalid();

@@ -1,5 +1,6 @@
 import { Code } from "@connectrpc/connect";
 import bcrypt from "bcryptjs";
+import { availableParallelism } from "node:os";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../gen/gatehouse/admin/v1/event_pb.js";
 import { InstanceService } from "../../gen/gatehouse/admin/v1/instance_pb.js";
@@ -389,5 +390,27 @@ describe("bounds and secrets", () => {
     callOff.abort();
     await Promise.all([...flood, ...blocked]);
     expect(new Set(answers)).toEqual(new Set([busy, ...(answers.some((a) => a !== busy) ? [`${Code.InvalidArgument}/password.invalid`] : [])]));
+  }, 60_000);
+});
+
+describe("one organization's costly hashes", () => {
+  it("hold no other organization's sign-ins: with every verifier but one busy on them, another organization's check answers first", async () => {
+    // A user manager may import hashes at the highest accepted cost (seconds each), and anyone at a login page can make
+    // them be checked. The verifier keeps one of its workers (as many as the cores, at most 8) free of any one
+    // organization's hashes. Well-formed bcrypt of cost 13 costs about half a second to check, whatever it was made from.
+    const costly = `$2b$13$${"a".repeat(22)}${"b".repeat(31)}`;
+    const workers = Math.min(availableParallelism(), 8);
+    const costlyUsers = await Promise.all(Array.from({ length: workers }, () => human({ hashedPassword: costly, org: otherOrgId })));
+    const other = await human();
+    const order: string[] = [];
+    const settle = (label: string, call: Promise<unknown>) => call.then(
+      () => order.push(label),
+      () => order.push(label),
+    );
+    await Promise.all([
+      ...costlyUsers.map((u) => settle("costly", login().verifyPassword(byId(u.userId, WRONG)))),
+      settle("other", login().verifyPassword(byId(other.userId, GOOD))),
+    ]);
+    expect(order[0]).toBe("other");
   }, 60_000);
 });

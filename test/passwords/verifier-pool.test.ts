@@ -42,7 +42,7 @@ describe("the imported-hash verifier pool, every scheme", () => {
 describe("the imported-hash verifier pool", () => {
   it("runs at most `size` verifications at once, each on its own thread", async () => {
     const verifier = pool({ size: 2 });
-    const results = await Promise.all([bcrypt, bcrypt, bcrypt, bcrypt].map((hash) => verifier.verify(hash, fixtures.password)));
+    const results = await Promise.all(["a", "b", "c", "d"].map((owner) => verifier.verify(bcrypt, fixtures.password, undefined, owner)));
     expect(results.every((r) => r.matches)).toBe(true);
     expect(new Set(results.map((r) => r.threadId)).size).toBe(2);
   });
@@ -82,6 +82,72 @@ describe("the imported-hash verifier pool", () => {
     expect(await running).toEqual({ error: expect.any(VerifierClosedError) });
     expect(await waiting).toEqual({ error: expect.any(VerifierClosedError) });
     await expect(verifier.verify(md5, fixtures.password)).rejects.toBeInstanceOf(VerifierClosedError);
+  });
+});
+
+/** A bcrypt hash that keeps a worker busy for a few hundred milliseconds (it matches no password: only its cost counts). */
+const slow = bcrypt.replace(/^\$2b\$\d\d\$/, "$2b$12$");
+
+/** Runs the verifications and answers the order in which they settled, by their labels. */
+async function settleOrder(calls: [label: string, call: Promise<unknown>][]): Promise<string[]> {
+  const order: string[] = [];
+  await Promise.all(calls.map(([label, call]) => call.finally(() => order.push(label))));
+  return order;
+}
+
+describe("the verifier pool between owners (one organization's costly hashes hold no one else's sign-ins)", () => {
+  it("runs one owner's verifications on all workers but one: another owner's does not wait for them", async () => {
+    const verifier = pool({ size: 2 });
+    const order = await settleOrder([
+      ["costly 1", verifier.verify(slow, "x", undefined, "costly")],
+      ["costly 2", verifier.verify(slow, "x", undefined, "costly")],
+      ["costly 3", verifier.verify(slow, "x", undefined, "costly")],
+      ["other", verifier.verify(md5, fixtures.password, undefined, "other")],
+    ]);
+    expect(order[0]).toBe("other");
+  });
+
+  it("still runs one owner's verifications side by side when there are workers to spare", async () => {
+    const verifier = pool({ size: 3 });
+    const results = await Promise.all([verifier.verify(slow, "x", undefined, "one"), verifier.verify(slow, "x", undefined, "one")]);
+    // One after the other, both would have run on the first thread (the first idle one is taken).
+    expect(new Set(results.map((r) => r.threadId)).size).toBe(2);
+  });
+
+  it("runs every verification on a one-worker pool, whoever owns it", async () => {
+    const verifier = pool({ size: 1 });
+    expect((await verifier.verify(md5, fixtures.password, undefined, "one")).matches).toBe(true);
+    expect((await verifier.verify(md5, fixtures.password, undefined, "one")).matches).toBe(true);
+  });
+
+  it("lets one owner wait in a quarter of the queue, so others still find room", async () => {
+    const verifier = pool({ size: 1, maxQueued: 8 });
+    const running = verifier.verify(slow, "x", undefined, "costly");
+    const waiting = [verifier.verify(md5, fixtures.password, undefined, "costly"), verifier.verify(md5, fixtures.password, undefined, "costly")];
+    await expect(verifier.verify(md5, fixtures.password, undefined, "costly")).rejects.toThrow("more than 2 password verifications of one owner waiting");
+    const other = verifier.verify(md5, fixtures.password, undefined, "other");
+    await Promise.all([running, ...waiting, other]);
+    // Its places are free again once its jobs left the queue.
+    expect((await verifier.verify(md5, fixtures.password, undefined, "costly")).matches).toBe(true);
+  });
+
+  it("gives back an owner's place in the queue when a waiting verification is dropped", async () => {
+    const verifier = pool({ size: 1, maxQueued: 256, maxQueuedPerOwner: 1 });
+    const running = verifier.verify(slow, "x", undefined, "other");
+    const caller = new AbortController();
+    const dropped = settledAs(verifier.verify(md5, fixtures.password, caller.signal, "one"));
+    caller.abort(new Error("gone"));
+    expect(await dropped).toEqual({ error: new Error("gone") });
+    const next = verifier.verify(md5, fixtures.password, undefined, "one");
+    await running;
+    expect((await next).matches).toBe(true);
+  });
+
+  it("counts an owner's running verification as over when its thread fails, so its next one runs", async () => {
+    const verifier = pool({ size: 2, maxRunningPerOwner: 1 });
+    const failed = verifier.verify("not a hash", "x", undefined, "one");
+    await expect(failed).rejects.toThrow(/DomainError/);
+    expect((await verifier.verify(md5, fixtures.password, undefined, "one")).matches).toBe(true);
   });
 });
 

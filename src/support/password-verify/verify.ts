@@ -11,13 +11,14 @@ let shared: VerifierPool | undefined;
  * parsed here (invalid_argument before any queuing) and verified on a worker thread, never on the
  * event loop: a hash at the accepted limits costs seconds of CPU. Too many waiting verifications
  * → resource_exhausted `password_verify.busy`; during shutdown → unavailable `password_verify.closed`.
- * `signal` (the call's) drops a verification that is still waiting when the caller gives up.
+ * `signal` (the call's) drops a verification that is still waiting when the caller gives up. `owner` is the
+ * organization whose user the hash is (the pool keeps a worker free of any one organization's hashes).
  */
-export async function verifyImportedHash(encoded: string, password: string, signal?: AbortSignal): Promise<boolean> {
+export async function verifyImportedHash(encoded: string, password: string, signal?: AbortSignal, owner?: string): Promise<boolean> {
   parseImportedHash(encoded);
   shared ??= createVerifierPool();
   try {
-    return (await shared.verify(encoded, password, signal)).matches;
+    return (await shared.verify(encoded, password, signal, owner)).matches;
   } catch (error) {
     if (error instanceof VerifierBusyError) throw new DomainError("resource_exhausted", "password_verify.busy", "too many password verifications in progress, retry later");
     if (error instanceof VerifierClosedError) throw new DomainError("unavailable", "password_verify.closed", "the server is shutting down");

@@ -2134,8 +2134,8 @@ export const UserService: GenService<{
    * unknown user (aggregate type `sign_in`). No password or hash is ever in an event, log line or answer.
    * Errors: invalid_argument (`password.invalid`; `request.invalid` for a request without `user_id` and
    * `login_name`, or without a password), failed_precondition (`user.locked`, `user.inactive`,
-   * `organization.inactive`), resource_exhausted (`password_verify.busy`: too many verifications waiting, retry
-   * later), aborted (`password.check_contended`: the user's count changed again and again while this check was
+   * `organization.inactive`), resource_exhausted (`password_verify.busy`: too many verifications waiting, or
+   * more than a quarter of the queue waiting for users of one organization; retry later), aborted (`password.check_contended`: the user's count changed again and again while this check was
    * recorded, retry).
    *
    * @generated from rpc gatehouse.admin.v1.UserService.VerifyPassword
