@@ -1,8 +1,8 @@
 import type { Caller, Deps } from "../context.js";
-import { requireCoversPrincipal } from "../domain/authorization.js";
+import { membershipsBinding, type Reach, requireCoversPrincipal } from "../domain/authorization.js";
 import type { Membership } from "../domain/principal.js";
 import { membershipFingerprint } from "../store/fingerprints.js";
-import type { MembershipRow } from "../store/rows.js";
+import type { MembershipRow, UserRow } from "../store/rows.js";
 
 /** A stored membership as authorization sees it. */
 export function membershipOf(row: MembershipRow): Membership {
@@ -17,13 +17,14 @@ export function membershipOf(row: MembershipRow): Membership {
 
 /**
  * Throws permission_denied `principal.privileged` unless the caller holds everything the target user
- * holds (src/domain/authorization.ts). Call it after the operation's own permission check, before
- * acting on the target's credentials or identity. Returns the fingerprint of the memberships it
- * checked (undefined for oneself), for a write that must not land if they changed meanwhile.
+ * holds that binds it for this `reach` (src/domain/authorization.ts membershipsBinding). Call it after the
+ * operation's own permission check, before acting on the target's credentials or identity. Returns the
+ * fingerprint of all the target's memberships (undefined for oneself), for a write that must not land if
+ * they changed meanwhile.
  */
-export async function requireCeilingOver(deps: Deps, caller: Caller, targetUserId: string): Promise<string | undefined> {
-  if (targetUserId === caller.principal.userId) return undefined;
-  const memberships = await deps.store.listMembershipsOfUser(targetUserId);
-  requireCoversPrincipal(caller.principal, memberships.map(membershipOf));
+export async function requireCeilingOver(deps: Deps, caller: Caller, target: Pick<UserRow, "id" | "orgId">, reach: Reach = "credentials"): Promise<string | undefined> {
+  if (target.id === caller.principal.userId) return undefined;
+  const memberships = await deps.store.listMembershipsOfUser(target.id);
+  requireCoversPrincipal(caller.principal, membershipsBinding(reach, target.orgId, memberships.map(membershipOf)));
   return membershipFingerprint(memberships);
 }

@@ -216,7 +216,7 @@ async function planReimport(scope: ImportScope, update: ToUpdate): Promise<Plann
   const { index, user, checked, externalId } = update;
   // Changing a user is acting on its credentials and identity: the importer must hold everything it holds.
   let ceiling: Promise<string | undefined> | undefined;
-  const checkCeiling = () => (ceiling ??= requireCeilingOver(scope.deps, scope.caller, user.id));
+  const checkCeiling = () => (ceiling ??= requireCeilingOver(scope.deps, scope.caller, user));
   if (checked.input.password) await checkCeiling();
   const reimport = reimportOf(user, checked, externalId, await reimportedPasswordHash(user, checked, scope.signal));
   if (!reimport) return { result: { index, outcome: "unchanged", userId: user.id }, writes: [], events: [] };

@@ -62,7 +62,8 @@ export async function addPersonalAccessToken(deps: Deps, caller: Caller, input: 
  * on every call). A user may always revoke its own tokens.
  */
 export async function removePersonalAccessToken(deps: Deps, caller: Caller, input: { userId: string; tokenId: string } & Expected) {
-  const { organization, user } = await selectSelfOrManagedUser(deps, caller, input.userId);
+  // Revoking hands the caller nothing: only the roles binding the user's lifecycle count (membershipsBinding).
+  const { organization, user } = await selectSelfOrManagedUser(deps, caller, input.userId, "lifecycle");
   const token = await deps.store.findTokenById(input.tokenId);
   const gone = () => notFound("token.not_found", "the user has no such token", { tokenId: input.tokenId });
   if (!token || token.userId !== user.id) throw gone();

@@ -20,12 +20,13 @@ const stateEvents: Record<UserStateChange, string> = {
 
 /**
  * Deactivate, reactivate, lock or unlock a user. These act on the target's identity (its tokens
- * stop or start working), so they need `user.write` and the privilege ceiling; a caller may not
+ * stop or start working), so they need `user.write` and the privilege ceiling over its lifecycle (the
+ * roles it holds in scopes of its own organization and the instance); a caller may not
  * deactivate or lock itself. The flag write is conditional: of two concurrent identical calls one
  * wins and the other gets the same failed_precondition as a later call would.
  */
 export async function changeUserState(deps: Deps, caller: Caller, userId: string, change: UserStateChange, request: Expected = {}) {
-  const { organization, user } = await selectManagedUser(deps, caller, userId);
+  const { organization, user } = await selectManagedUser(deps, caller, userId, "lifecycle");
   if (change === "deactivate" || change === "lock") refuseSelf(caller.principal.userId, user.id);
   const { flag, value } = planStateChange(user, change);
   const write: RowWrite = flag === "inactive" ? { kind: "user.setInactive", id: user.id, inactive: value } : { kind: "user.setLocked", id: user.id, locked: value };
@@ -54,7 +55,7 @@ export async function changeUserState(deps: Deps, caller: Caller, userId: string
  * cascade as well, so nothing can be left dangling even by a writer that raced this one.
  */
 export async function removeUser(deps: Deps, caller: Caller, userId: string, request: Expected = {}) {
-  const { organization, user } = await selectManagedUser(deps, caller, userId);
+  const { organization, user } = await selectManagedUser(deps, caller, userId, "lifecycle");
   refuseSelf(caller.principal.userId, user.id);
   const [span, memberships, tokens, idpLinks, mails] = await Promise.all([
     spanOf(deps.store, "user", user.id),

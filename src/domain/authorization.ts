@@ -108,6 +108,29 @@ export function requireCoversPrincipal(caller: Principal, targetMemberships: rea
 }
 
 /**
+ * What acting on a user reaches: its `credentials` (a token, its password, its email and codes), which would hand the
+ * caller whatever the user holds; or only its `lifecycle` (deactivate, reactivate, lock, unlock, remove it, list or
+ * revoke its tokens), which hands the caller nothing.
+ */
+export type Reach = "credentials" | "lifecycle";
+
+/**
+ * The memberships of a user that bind a caller acting on it (requireCoversPrincipal). For its credentials, every one.
+ * For its lifecycle, those of the instance and of the scopes of the user's own organization only: a role in another
+ * organization's scope must not take the user out of its own organization's hands. Such a role is given as a member of
+ * a grant of that organization's project to the user's, which the project's side may do without the granted
+ * organization asking (mayMakeMember), or by a caller holding `user.write` in the user's organization. (Tokens of the
+ * user issued by managers below the role are still revoked when it is given, and no such manager may mint one.)
+ */
+export function membershipsBinding(reach: Reach, userOrgId: string, memberships: readonly Membership[]): readonly Membership[] {
+  if (reach === "credentials") return memberships;
+  return memberships.filter((membership) => {
+    const scope = scopeOfMembership(membership);
+    return scope === "instance" || scope.orgId === userOrgId;
+  });
+}
+
+/**
  * The ceiling for granting roles: the caller must itself hold every permission of each role, in the
  * scope the role is granted in, so nobody hands out (to itself or an accomplice) more than it has.
  */

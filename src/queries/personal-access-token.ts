@@ -4,7 +4,8 @@ import { readPage } from "./paging.js";
 
 /** A page of a user's tokens as they may be read back: ids, dates and issuer, never the secret or its hash. */
 export async function listPersonalAccessTokens(deps: Deps, caller: Caller, input: { userId: string; pageSize: number; pageToken: string }) {
-  const { user } = await selectSelfOrManagedUser(deps, caller, input.userId);
+  // Ids, dates and issuers hand the caller nothing of the user's: only the roles binding its lifecycle count.
+  const { user } = await selectSelfOrManagedUser(deps, caller, input.userId, "lifecycle");
   const { rows, total, nextPageToken } = await readPage(
     input,
     (window) => deps.store.listTokensPage({ userId: user.id, ...window }),

@@ -26,7 +26,7 @@ let n = 0;
 
 const orgsAs = (actor: Actor | string, orgId: string) => t.clients.client(OrganizationService, "connect-json-http1", { token: typeof actor === "string" ? actor : actor.token, orgId });
 const projectsAs = (actor: Actor | string, orgId: string) => t.clients.client(ProjectService, "grpc-h2c", { token: typeof actor === "string" ? actor : actor.token, orgId });
-const usersAs = (actor: Actor, orgId: string) => t.clients.client(UserService, "connect-json-http1", { token: actor.token, orgId });
+const usersAs = (actor: Actor | string, orgId: string) => t.clients.client(UserService, "connect-json-http1", { token: typeof actor === "string" ? actor : actor.token, orgId });
 
 /** A machine user of `orgId`, made by that organization's owner. */
 async function userOf(owner: Actor, orgId: string): Promise<string> {
@@ -110,5 +110,54 @@ describe("who may", () => {
     const viewer = await createActor(t.clients, t.server.adminToken, orgA, `foreign-member-viewer-${++n}`, ["ORG_OWNER"]);
     await orgsAs(t.server.adminToken, orgB).addOrganizationMember({ userId: viewer.userId, roles: ["ORG_OWNER_VIEWER"] });
     expect(await failure(orgsAs(viewer, orgA).addOrganizationMember({ userId: bot, roles: ["ORG_OWNER_VIEWER"] }))).toMatchObject(FOREIGN);
+  });
+});
+
+describe("a role another organization gives a user, as a member of a grant of its project to the user's organization", () => {
+  let grantToB: string;
+  beforeAll(async () => {
+    ({ grantId: grantToB } = await projectsAs(ownerA, orgA).createProjectGrant({ projectId: projectA, grantedOrganizationId: orgB, roleKeys: [] }));
+  });
+
+  it("takes the user out of no hands of its own organization: its owner may still list and revoke its tokens, lock, unlock, deactivate, reactivate and remove it", async () => {
+    const bot = await userOf(ownerB, orgB);
+    const asOwnerB = usersAs(ownerB, orgB);
+    await asOwnerB.addPersonalAccessToken({ userId: bot });
+    await projectsAs(ownerA, orgA).addProjectGrantMember({ projectId: projectA, grantId: grantToB, userId: bot, roles: ["PROJECT_GRANT_OWNER"] });
+    // The owner's token for the bot went with the role (its issuer does not hold it); the instance owner's is above it.
+    const { tokenId } = await usersAs(t.server.adminToken, orgB).addPersonalAccessToken({ userId: bot });
+    const { tokens } = await asOwnerB.listPersonalAccessTokens({ userId: bot });
+    expect(tokens.map((token) => token.tokenId)).toEqual([tokenId]);
+    await asOwnerB.removePersonalAccessToken({ userId: bot, tokenId });
+    await asOwnerB.lockUser({ userId: bot });
+    await asOwnerB.unlockUser({ userId: bot });
+    await asOwnerB.deactivateUser({ userId: bot });
+    await asOwnerB.reactivateUser({ userId: bot });
+    await asOwnerB.removeUser({ userId: bot });
+    const { members } = await projectsAs(ownerA, orgA).listProjectGrantMembers({ projectId: projectA, grantId: grantToB });
+    expect(members.map((member) => member.userId)).not.toContain(bot);
+  });
+
+  it("still binds what would hand the role to the owner: no token, password or email of the user", async () => {
+    const { userId: human } = await usersAs(ownerB, orgB).createHumanUser({
+      userName: `foreign-member-human-${++n}`,
+      profile: { firstName: "Grace", lastName: "Granted" },
+      email: { email: `granted-${n}@example.com`, isEmailVerified: true },
+    });
+    await projectsAs(ownerA, orgA).addProjectGrantMember({ projectId: projectA, grantId: grantToB, userId: human, roles: ["PROJECT_GRANT_OWNER"] });
+    const privileged = { code: Code.PermissionDenied, reason: "principal.privileged", metadata: { scope: "project_grant" } };
+    const asOwnerB = usersAs(ownerB, orgB);
+    expect(await failure(asOwnerB.addPersonalAccessToken({ userId: human }))).toMatchObject(privileged);
+    expect(await failure(asOwnerB.setPassword({ userId: human, password: "Taken-Over-2026!" }))).toMatchObject(privileged);
+    expect(await failure(asOwnerB.setEmail({ userId: human, email: "taken@example.com" }))).toMatchObject(privileged);
+  });
+
+  it("binds the lifecycle when the role is in the user's own organization's scope: a user manager may not lock an owner of a grant of its organization's project", async () => {
+    const { projectId: projectB } = await projectsAs(ownerB, orgB).createProject({ name: `foreign-member Q ${++n}` });
+    const { grantId } = await projectsAs(ownerB, orgB).createProjectGrant({ projectId: projectB, grantedOrganizationId: orgC, roleKeys: [] });
+    const grantOwner = await userOf(ownerB, orgB);
+    await projectsAs(ownerB, orgB).addProjectGrantMember({ projectId: projectB, grantId, userId: grantOwner, roles: ["PROJECT_GRANT_OWNER"] });
+    const userManager = await createActor(t.clients, t.server.adminToken, orgB, `foreign-member-um-${++n}`, ["ORG_USER_MANAGER"]);
+    expect(await failure(usersAs(userManager, orgB).lockUser({ userId: grantOwner }))).toMatchObject({ code: Code.PermissionDenied, reason: "principal.privileged" });
   });
 });

@@ -1448,7 +1448,9 @@ export const ProjectService: GenService<{
    * project, PROJECT_GRANT_OWNER of that grant, or IAM_OWNER. The user belongs to the project's organization or
    * to the granted one, or the caller holds `user.write` in the user's own organization; otherwise it is
    * `user.not_found`, as a user that does not exist (a role puts the user under the grant's privilege ceiling and
-   * may revoke its tokens, which no stranger may impose on another organization's user).
+   * may revoke its tokens, which no stranger may impose on another organization's user). The granted
+   * organization's managers keep its users' lifecycle in hand whatever roles the grant gives them (see
+   * UserService's privilege ceiling).
    * Errors: not_found (`project.not_found`, `project.grant.not_found`: both must exist in the selected
    * organization), failed_precondition (`user.not_found`), invalid_argument (`member.role_invalid`
    * naming the bad role), already_exists (`member.already_exists`).

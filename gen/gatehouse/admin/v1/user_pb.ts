@@ -1871,6 +1871,11 @@ export const ImportOutcomeSchema: GenEnum<ImportOutcome> = /*@__PURE__*/
  * `principal.privileged`, ErrorInfo metadata `permission` (the first permission not covered) and
  * `scope` (its level: instance, org, project or project_grant). So no caller can mint a token for, or
  * take over the email of, a principal that holds more than itself.
+ * A role the target holds in another organization's scope (a member of a grant of another organization's
+ * project to the target's) counts for the calls that would hand it to the caller (tokens issued, email, codes,
+ * password), not for those that only take from the target (ListPersonalAccessTokens,
+ * RemovePersonalAccessToken, DeactivateUser, ReactivateUser, LockUser, UnlockUser, RemoveUser): another
+ * organization cannot take a user out of its own organization's hands by giving it a role.
  *
  * @generated from service gatehouse.admin.v1.UserService
  */
