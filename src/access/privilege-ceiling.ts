@@ -24,7 +24,16 @@ export function membershipOf(row: MembershipRow): Membership {
  */
 export async function requireCeilingOver(deps: Deps, caller: Caller, target: Pick<UserRow, "id" | "orgId">, reach: Reach = "credentials"): Promise<string | undefined> {
   if (target.id === caller.principal.userId) return undefined;
-  const memberships = await deps.store.listMembershipsOfUser(target.id);
-  requireCoversPrincipal(caller.principal, membershipsBinding(reach, target.orgId, memberships.map(membershipOf)));
-  return membershipFingerprint(memberships);
+  const rows = await deps.store.listMembershipsOfUser(target.id);
+  const memberships = rows.map(membershipOf);
+  const grantedOrgs = reach === "lifecycle" ? await grantedOrganizationsOfGrants(deps, memberships) : new Map<string, string>();
+  requireCoversPrincipal(caller.principal, membershipsBinding(reach, target.orgId, memberships, (grantId) => grantedOrgs.get(grantId)));
+  return membershipFingerprint(rows);
+}
+
+/** The granted organization of each grant the user is a member of. */
+async function grantedOrganizationsOfGrants(deps: Deps, memberships: readonly Membership[]): Promise<Map<string, string>> {
+  const grantIds = memberships.filter((m) => m.level === "project_grant").map((m) => m.scopeId);
+  const grants = await Promise.all(grantIds.map((id) => deps.store.findProjectGrantById(id)));
+  return new Map(grants.flatMap((grant) => (grant ? [[grant.id, grant.grantedOrgId] as const] : [])));
 }

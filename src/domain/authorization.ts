@@ -116,18 +116,26 @@ export type Reach = "credentials" | "lifecycle";
 
 /**
  * The memberships of a user that bind a caller acting on it (requireCoversPrincipal). For its credentials, every one.
- * For its lifecycle, those of the instance and of the scopes of the user's own organization only: a role in another
- * organization's scope must not take the user out of its own organization's hands. Such a role is given as a member of
- * a grant of that organization's project to the user's, which the project's side may do without the granted
- * organization asking (mayMakeMember), or by a caller holding `user.write` in the user's organization. (Tokens of the
- * user issued by managers below the role are still revoked when it is given, and no such manager may mint one.)
+ * For its lifecycle, every one but the memberships of a grant of another organization's project to the user's own
+ * organization: the project's side gives those without the user's organization asking (mayMakeMember), and they must
+ * not take the user out of its own organization's hands. (Tokens of the user issued by managers below such a role are
+ * still revoked when it is given, and no such manager may mint one.) A role in another organization's scope given any
+ * other way needed `user.write` in the user's organization, which is its consent, and binds as any other.
+ * `grantedOrgOf` answers a grant's granted organization (undefined for a grant that no longer exists).
  */
-export function membershipsBinding(reach: Reach, userOrgId: string, memberships: readonly Membership[]): readonly Membership[] {
+export function membershipsBinding(
+  reach: Reach,
+  userOrgId: string,
+  memberships: readonly Membership[],
+  grantedOrgOf: (grantId: string) => string | undefined,
+): readonly Membership[] {
   if (reach === "credentials") return memberships;
-  return memberships.filter((membership) => {
-    const scope = scopeOfMembership(membership);
-    return scope === "instance" || scope.orgId === userOrgId;
-  });
+  return memberships.filter((membership) => !isGrantToOwnOrganization(membership, userOrgId, grantedOrgOf));
+}
+
+/** Whether a membership is one of a grant of another organization's project to `userOrgId` (see membershipsBinding). */
+function isGrantToOwnOrganization(membership: Omit<Membership, "roles">, userOrgId: string, grantedOrgOf: (grantId: string) => string | undefined): boolean {
+  return membership.level === "project_grant" && membership.ownerOrgId !== userOrgId && grantedOrgOf(membership.scopeId) === userOrgId;
 }
 
 /**

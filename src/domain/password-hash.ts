@@ -23,3 +23,28 @@ export function judgeStoredHash(encoded: string): { scheme: string; rehash: bool
   const parsed = parseImportedHash(encoded);
   return { scheme: schemeOf(parsed), rehash: needsRehash(parsed, /\$v=19\$/.test(encoded)) };
 }
+
+/**
+ * Whether checking a stored hash may cost clearly more than checking a default argon2id (about 50 ms here): the
+ * verifier runs such hashes in its costly lane, which never holds every worker (src/support/password-verify). The
+ * bounds are each scheme's settings that take about as long as the default: argon2 above its memory × iterations,
+ * bcrypt above cost 10, scrypt above N·r·p = 2^14·8 (16 MiB with one lane), pbkdf2 above 100 000 rounds, sha-crypt
+ * above 20 000 rounds; md5-crypt never. Common imported settings (bcrypt 12, pbkdf2 600 000) are costly, and are
+ * replaced by a default argon2id at the first right sign-in.
+ */
+export function isCostly(parsed: ImportedHash): boolean {
+  switch (parsed.scheme) {
+    case "argon2":
+      return parsed.memoryKiB * parsed.iterations > ARGON2ID_DEFAULT.memoryKiB * ARGON2ID_DEFAULT.iterations;
+    case "bcrypt":
+      return parsed.cost > 10;
+    case "scrypt":
+      return 2 ** parsed.log2N * parsed.r * parsed.p > 2 ** 14 * 8;
+    case "pbkdf2":
+      return parsed.rounds > 100_000;
+    case "sha-crypt":
+      return parsed.rounds > 20_000;
+    case "md5-crypt":
+      return false;
+  }
+}

@@ -152,6 +152,19 @@ describe("a role another organization gives a user, as a member of a grant of it
     expect(await failure(asOwnerB.setEmail({ userId: human, email: "taken@example.com" }))).toMatchObject(privileged);
   });
 
+  it("is the only exception: a role in another organization's scope given with the user's organization's consent binds its lifecycle too", async () => {
+    // The instance owner holds user.write in B: B's user made an owner of A, and a member of A's grant to C.
+    const ownerOfA = await userOf(ownerB, orgB);
+    await orgsAs(t.server.adminToken, orgA).addOrganizationMember({ userId: ownerOfA, roles: ["ORG_OWNER"] });
+    const grantOwnerForC = await userOf(ownerB, orgB);
+    await projectsAs(t.server.adminToken, orgA).addProjectGrantMember({ projectId: projectA, grantId: grantToC, userId: grantOwnerForC, roles: ["PROJECT_GRANT_OWNER"] });
+    const userManager = await createActor(t.clients, t.server.adminToken, orgB, `foreign-member-um-${++n}`, ["ORG_USER_MANAGER"]);
+    for (const userId of [ownerOfA, grantOwnerForC]) {
+      expect(await failure(usersAs(userManager, orgB).lockUser({ userId }))).toMatchObject({ code: Code.PermissionDenied, reason: "principal.privileged" });
+      expect(await failure(usersAs(userManager, orgB).removeUser({ userId }))).toMatchObject({ code: Code.PermissionDenied, reason: "principal.privileged" });
+    }
+  });
+
   it("binds the lifecycle when the role is in the user's own organization's scope: a user manager may not lock an owner of a grant of its organization's project", async () => {
     const { projectId: projectB } = await projectsAs(ownerB, orgB).createProject({ name: `foreign-member Q ${++n}` });
     const { grantId } = await projectsAs(ownerB, orgB).createProjectGrant({ projectId: projectB, grantedOrganizationId: orgC, roleKeys: [] });

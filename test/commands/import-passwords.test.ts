@@ -1,5 +1,6 @@
+import { availableParallelism } from "node:os";
 import { describe, expect, it } from "vitest";
-import { isStoredPassword } from "../../src/commands/import-passwords.js";
+import { hashImportedPassword, isStoredPassword } from "../../src/commands/import-passwords.js";
 import { closeImportedHashVerifier } from "../../src/support/password-verify/verify.js";
 import { BCRYPT_HASH } from "../support/import.js";
 
@@ -37,4 +38,27 @@ describe("a re-imported plain password against the stored hash", () => {
     over.abort(reason);
     await expect(isStoredPassword(BCRYPT_HASH, "Analytical-Engine-1843", ORG, over.signal)).rejects.toBe(reason);
   });
+});
+
+describe("one organization's costly re-import", () => {
+  // Stored hashes of cost 13 take about half a second each to check; twice as many as the verifications one
+  // organization may run at once keep its share busy while the others' work arrives.
+  const costly = BCRYPT_HASH.replace(/^\$2b\$\d\d\$/, "$2b$13$");
+  const costlyChecks = () => Array.from({ length: 2 * availableParallelism() }, () => isStoredPassword(costly, "Analytical-Engine-1843", "org-costly"));
+
+  it("holds no other organization's re-import: its check of a cheap stored hash answers first", async () => {
+    const order: string[] = [];
+    const costlyOnes = costlyChecks().map((check) => check.then(() => order.push("costly")));
+    const other = isStoredPassword(BCRYPT_HASH, "Analytical-Engine-1843", "org-other").then((same) => order.push(`other ${same}`));
+    await Promise.all([...costlyOnes, other]);
+    expect(order[0]).toBe("other true");
+  }, 60_000);
+
+  it("holds no import's hashing of plain passwords", async () => {
+    const order: string[] = [];
+    const costlyOnes = costlyChecks().map((check) => check.then(() => order.push("costly")));
+    const hashing = hashImportedPassword("Analytical-Engine-1843").then(() => order.push("hashed"));
+    await Promise.all([...costlyOnes, hashing]);
+    expect(order[0]).toBe("hashed");
+  }, 60_000);
 });

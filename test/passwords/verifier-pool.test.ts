@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { threadId as mainThreadId } from "node:worker_threads";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors.js";
@@ -42,7 +43,7 @@ describe("the imported-hash verifier pool, every scheme", () => {
 describe("the imported-hash verifier pool", () => {
   it("runs at most `size` verifications at once, each on its own thread", async () => {
     const verifier = pool({ size: 2 });
-    const results = await Promise.all(["a", "b", "c", "d"].map((owner) => verifier.verify(bcrypt, fixtures.password, undefined, owner)));
+    const results = await Promise.all([bcrypt, bcrypt, bcrypt, bcrypt].map((hash) => verifier.verify(hash, fixtures.password)));
     expect(results.every((r) => r.matches)).toBe(true);
     expect(new Set(results.map((r) => r.threadId)).size).toBe(2);
   });
@@ -87,6 +88,7 @@ describe("the imported-hash verifier pool", () => {
 
 /** A bcrypt hash that keeps a worker busy for a few hundred milliseconds (it matches no password: only its cost counts). */
 const slow = bcrypt.replace(/^\$2b\$\d\d\$/, "$2b$12$");
+const costlyOf = (owner: string) => ({ owner });
 
 /** Runs the verifications and answers the order in which they settled, by their labels. */
 async function settleOrder(calls: [label: string, call: Promise<unknown>][]): Promise<string[]> {
@@ -95,59 +97,73 @@ async function settleOrder(calls: [label: string, call: Promise<unknown>][]): Pr
   return order;
 }
 
-describe("the verifier pool between owners (one organization's costly hashes hold no one else's sign-ins)", () => {
-  it("runs one owner's verifications on all workers but one: another owner's does not wait for them", async () => {
+describe("the verifier pool's costly lane (hashes that cost seconds hold no one else's sign-ins)", () => {
+  it("runs costly verifications on all workers but one: a cheap one does not wait for them", async () => {
     const verifier = pool({ size: 2 });
     const order = await settleOrder([
-      ["costly 1", verifier.verify(slow, "x", undefined, "costly")],
-      ["costly 2", verifier.verify(slow, "x", undefined, "costly")],
-      ["costly 3", verifier.verify(slow, "x", undefined, "costly")],
-      ["other", verifier.verify(md5, fixtures.password, undefined, "other")],
+      ["costly 1", verifier.verify(slow, "x", undefined, costlyOf("a"))],
+      ["costly 2", verifier.verify(slow, "x", undefined, costlyOf("b"))],
+      ["costly 3", verifier.verify(slow, "x", undefined, costlyOf("c"))],
+      ["cheap", verifier.verify(md5, fixtures.password)],
     ]);
-    expect(order[0]).toBe("other");
+    expect(order[0]).toBe("cheap");
   });
 
-  it("still runs one owner's verifications side by side when there are workers to spare", async () => {
+  it("serves the owner served least recently first: one owner's waiting costly jobs do not starve another's", async () => {
+    const verifier = pool({ size: 2 });
+    const order = await settleOrder([
+      ["a 1", verifier.verify(slow, "x", undefined, costlyOf("a"))],
+      ["a 2", verifier.verify(slow, "x", undefined, costlyOf("a"))],
+      ["a 3", verifier.verify(slow, "x", undefined, costlyOf("a"))],
+      ["b 1", verifier.verify(slow, "x", undefined, costlyOf("b"))],
+    ]);
+    expect(order).toEqual(["a 1", "b 1", "a 2", "a 3"]);
+  });
+
+  it("still runs costly verifications side by side when there are workers to spare", async () => {
     const verifier = pool({ size: 3 });
-    const results = await Promise.all([verifier.verify(slow, "x", undefined, "one"), verifier.verify(slow, "x", undefined, "one")]);
+    const results = await Promise.all([verifier.verify(slow, "x", undefined, costlyOf("a")), verifier.verify(slow, "x", undefined, costlyOf("a"))]);
     // One after the other, both would have run on the first thread (the first idle one is taken).
     expect(new Set(results.map((r) => r.threadId)).size).toBe(2);
   });
 
-  it("runs every verification on a one-worker pool, whoever owns it", async () => {
+  it("runs costly verifications on a one-worker pool too", async () => {
     const verifier = pool({ size: 1 });
-    expect((await verifier.verify(md5, fixtures.password, undefined, "one")).matches).toBe(true);
-    expect((await verifier.verify(md5, fixtures.password, undefined, "one")).matches).toBe(true);
+    expect((await verifier.verify(md5, fixtures.password, undefined, costlyOf("a"))).matches).toBe(true);
+    expect((await verifier.verify(md5, fixtures.password, undefined, costlyOf("a"))).matches).toBe(true);
   });
 
-  it("lets one owner wait in a quarter of the queue, so others still find room", async () => {
+  it("has at least two workers by default, even on one core, so the costly lane always leaves one", () => {
+    expect(pool({}).size).toBe(Math.max(2, Math.min(availableParallelism(), 8)));
+  });
+
+  it("lets costly verifications wait in a quarter of the queue, so cheap ones still find room", async () => {
     const verifier = pool({ size: 1, maxQueued: 8 });
-    const running = verifier.verify(slow, "x", undefined, "costly");
-    const waiting = [verifier.verify(md5, fixtures.password, undefined, "costly"), verifier.verify(md5, fixtures.password, undefined, "costly")];
-    await expect(verifier.verify(md5, fixtures.password, undefined, "costly")).rejects.toThrow("more than 2 password verifications of one owner waiting");
-    const other = verifier.verify(md5, fixtures.password, undefined, "other");
-    await Promise.all([running, ...waiting, other]);
-    // Its places are free again once its jobs left the queue.
-    expect((await verifier.verify(md5, fixtures.password, undefined, "costly")).matches).toBe(true);
+    const running = verifier.verify(slow, "x", undefined, costlyOf("a"));
+    const waiting = [verifier.verify(md5, fixtures.password, undefined, costlyOf("a")), verifier.verify(md5, fixtures.password, undefined, costlyOf("b"))];
+    await expect(verifier.verify(md5, fixtures.password, undefined, costlyOf("c"))).rejects.toThrow("more than 2 costly password verifications waiting");
+    const cheap = verifier.verify(md5, fixtures.password);
+    await Promise.all([running, ...waiting, cheap]);
+    // Their places are free again once they left the queue.
+    expect((await verifier.verify(md5, fixtures.password, undefined, costlyOf("c"))).matches).toBe(true);
   });
 
-  it("gives back an owner's place in the queue when a waiting verification is dropped", async () => {
-    const verifier = pool({ size: 1, maxQueued: 256, maxQueuedPerOwner: 1 });
-    const running = verifier.verify(slow, "x", undefined, "other");
+  it("gives back a costly place in the queue when a waiting verification is dropped", async () => {
+    const verifier = pool({ size: 1, maxCostlyQueued: 1 });
+    const running = verifier.verify(slow, "x");
     const caller = new AbortController();
-    const dropped = settledAs(verifier.verify(md5, fixtures.password, caller.signal, "one"));
+    const dropped = settledAs(verifier.verify(md5, fixtures.password, caller.signal, costlyOf("a")));
     caller.abort(new Error("gone"));
     expect(await dropped).toEqual({ error: new Error("gone") });
-    const next = verifier.verify(md5, fixtures.password, undefined, "one");
+    const next = verifier.verify(md5, fixtures.password, undefined, costlyOf("a"));
     await running;
     expect((await next).matches).toBe(true);
   });
 
-  it("counts an owner's running verification as over when its thread fails, so its next one runs", async () => {
-    const verifier = pool({ size: 2, maxRunningPerOwner: 1 });
-    const failed = verifier.verify("not a hash", "x", undefined, "one");
-    await expect(failed).rejects.toThrow(/DomainError/);
-    expect((await verifier.verify(md5, fixtures.password, undefined, "one")).matches).toBe(true);
+  it("counts a costly verification as over when it fails, so the next one runs", async () => {
+    const verifier = pool({ size: 2, maxCostlyRunning: 1 });
+    await expect(verifier.verify("not a hash", "x", undefined, costlyOf("a"))).rejects.toThrow(/DomainError/);
+    expect((await verifier.verify(md5, fixtures.password, undefined, costlyOf("a"))).matches).toBe(true);
   });
 });
 

@@ -14,17 +14,17 @@ export class VerifierClosedError extends Error {
 }
 
 export interface VerifierPoolOptions {
-  /** Worker threads, each verifying one hash at a time. Default: the usable cores, at most 8. */
+  /**
+   * Worker threads, each verifying one hash at a time. Default: the usable cores, at least 2 and at most 8 (on one core
+   * the second thread shares it, so a cheap check still runs beside a costly one).
+   */
   size?: number;
   /** Verifications allowed to wait for a free worker. Default 256. */
   maxQueued?: number;
-  /**
-   * Verifications of one owner allowed to run at once. Default: all workers but one (one on a one-worker pool), so
-   * whatever one owner's hashes cost, another owner's verification always finds a worker soon.
-   */
-  maxRunningPerOwner?: number;
-  /** Verifications of one owner allowed to wait. Default: a quarter of `maxQueued` (at least one), so no one owner fills the queue. */
-  maxQueuedPerOwner?: number;
+  /** Costly verifications allowed to run at once. Default: all workers but one (one on a one-worker pool). */
+  maxCostlyRunning?: number;
+  /** Costly verifications allowed to wait. Default: a quarter of `maxQueued` (at least one). */
+  maxCostlyQueued?: number;
 }
 
 export interface VerifyResult {
@@ -36,17 +36,18 @@ export interface VerifyResult {
 export interface VerifierPool {
   readonly size: number;
   /**
-   * Verifies on a worker thread; `signal` drops the job while it still waits in the queue. `owner` is whose hash it is
-   * (the server passes the user's organization): one owner's verifications never hold every worker, nor fill the queue.
+   * Verifies on a worker thread; `signal` drops the job while it still waits in the queue. `costly` marks a hash that
+   * costs clearly more than a default argon2id, with its owner (the server passes the user's organization).
    */
-  verify(encoded: string, password: string, signal?: AbortSignal, owner?: string): Promise<VerifyResult>;
+  verify(encoded: string, password: string, signal?: AbortSignal, costly?: { owner: string }): Promise<VerifyResult>;
   /** Refuses new work, fails waiting and running jobs with VerifierClosedError, ends the threads. */
   close(): Promise<void>;
 }
 
 interface Pending {
   job: VerifyJob;
-  owner: string;
+  /** The owner of a costly job; undefined for a cheap one. */
+  costlyOwner: string | undefined;
   resolve(result: VerifyResult): void;
   reject(error: Error): void;
   detach(): void;
@@ -77,39 +78,59 @@ const startWorker = () =>
  * and memory stay bounded (size × 256 MiB) and the queue is bounded too. Idle threads are unref'd,
  * so the pool never keeps a process alive on its own.
  *
- * Fair between owners: an organization whose user manager imported hashes at the highest accepted cost (seconds
- * each) would otherwise have its users' sign-ins, or its own re-imports, hold every worker, and every other
- * organization's sign-ins wait behind them. An owner runs on at most `maxRunningPerOwner` workers and waits in at
- * most `maxQueuedPerOwner` places; the queue is served in order, skipping the jobs of an owner at its limit.
+ * Costly hashes never hold every worker: a user manager may import hashes at the highest accepted cost (seconds
+ * each) and anyone at a login page may have them checked, and every other sign-in would wait behind them. Costly jobs
+ * run on at most `maxCostlyRunning` workers and wait in at most `maxCostlyQueued` places; among them, the owner served
+ * least recently goes first, so one organization's costly hashes do not starve another's. Cheap jobs (a default
+ * argon2id, the dummy of an unknown user) are served in order on any worker. The lane is the hash's cost and never
+ * its owner: whether a check is refused as busy depends on nothing a caller could learn a user's organization from.
  */
 export function createVerifierPool(options: VerifierPoolOptions = {}): VerifierPool {
-  const size = Math.max(1, options.size ?? Math.min(availableParallelism(), 8));
+  const size = Math.max(1, options.size ?? Math.max(2, Math.min(availableParallelism(), 8)));
   const maxQueued = options.maxQueued ?? 256;
-  const maxRunningPerOwner = Math.max(1, options.maxRunningPerOwner ?? size - 1);
-  const maxQueuedPerOwner = options.maxQueuedPerOwner ?? Math.max(1, Math.floor(maxQueued / 4));
+  const maxCostlyRunning = Math.max(1, options.maxCostlyRunning ?? size - 1);
+  const maxCostlyQueued = options.maxCostlyQueued ?? Math.max(1, Math.floor(maxQueued / 4));
   const slots: Slot[] = [];
   const queue: Pending[] = [];
-  const runningOf = new Map<string, number>();
-  const waitingOf = new Map<string, number>();
+  let costlyRunning = 0;
+  let costlyWaiting = 0;
+  /** When each owner's costly job last started (a tick); forgotten whenever no costly job waits. */
+  const lastServed = new Map<string, number>();
+  let tick = 0;
   let nextId = 1;
   let closed = false;
 
-  // Counts per owner; an owner whose count drops to zero leaves the map, so it stays as small as the work in flight.
-  const count = (counts: Map<string, number>, owner: string, by: 1 | -1) => {
-    const next = (counts.get(owner) ?? 0) + by;
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: a zero kept in the map counts as the absent entry does; deleting it only keeps the map small
-    if (next === 0) counts.delete(owner);
-    else counts.set(owner, next);
-  };
   const leaveQueue = (pending: Pending) => {
     queue.splice(queue.indexOf(pending), 1);
-    count(waitingOf, pending.owner, -1);
+    if (pending.costlyOwner === undefined) return;
+    costlyWaiting--;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator,BlockStatement: forgetting keeps the map as small as the costly queue; kept, old ticks rank their owners as early as absent ones among the owners that wait next
+    if (costlyWaiting === 0) lastServed.clear();
   };
   const finish = (slot: Slot): Pending | undefined => {
     const running = slot.running;
     slot.running = undefined;
-    if (running) count(runningOf, running.owner, -1);
+    if (running?.costlyOwner !== undefined) costlyRunning--;
     return running;
+  };
+  /** The waiting costly job of the owner served least recently (the first in the queue among equals). */
+  const fairestCostly = (): Pending => {
+    let fairest: Pending | undefined;
+    let fairestServed = Infinity;
+    for (const pending of queue) {
+      if (pending.costlyOwner === undefined) continue;
+      const served = lastServed.get(pending.costlyOwner) ?? -1;
+      if (served < fairestServed) [fairest, fairestServed] = [pending, served];
+    }
+    return fairest!;
+  };
+  /** The next job to start: the first waiting one, unless it is costly, when the fairest costly one, if one may run. */
+  const nextJob = (): Pending | undefined => {
+    for (const pending of queue) {
+      if (pending.costlyOwner === undefined) return pending;
+      if (costlyRunning < maxCostlyRunning) return fairestCostly();
+    }
+    return undefined;
   };
 
   const spawn = (): Slot => {
@@ -140,14 +161,16 @@ export function createVerifierPool(options: VerifierPoolOptions = {}): VerifierP
 
   function dispatch(): void {
     for (;;) {
-      // The first waiting job whose owner may run one more; the others keep their places.
-      const pending = queue.find((p) => (runningOf.get(p.owner) ?? 0) < maxRunningPerOwner);
+      const pending = nextJob();
       if (!pending) return;
       const slot = slots.find((s) => !s.running) ?? (slots.length < size ? spawn() : undefined);
       if (!slot) return;
       leaveQueue(pending);
       pending.detach();
-      count(runningOf, pending.owner, 1);
+      if (pending.costlyOwner !== undefined) {
+        costlyRunning++;
+        lastServed.set(pending.costlyOwner, tick++);
+      }
       slot.running = pending;
       slot.worker.ref();
       slot.worker.postMessage(pending.job);
@@ -156,16 +179,14 @@ export function createVerifierPool(options: VerifierPoolOptions = {}): VerifierP
 
   return {
     size,
-    verify(encoded, password, signal, owner = "") {
+    verify(encoded, password, signal, costly) {
       if (closed) return Promise.reject(new VerifierClosedError("password verifier closed"));
       if (signal?.aborted) return Promise.reject(signal.reason as Error);
       if (queue.length >= maxQueued) return Promise.reject(new VerifierBusyError(`more than ${maxQueued} password verifications waiting`));
-      if ((waitingOf.get(owner) ?? 0) >= maxQueuedPerOwner) {
-        return Promise.reject(new VerifierBusyError(`more than ${maxQueuedPerOwner} password verifications of one owner waiting`));
-      }
+      if (costly && costlyWaiting >= maxCostlyQueued) return Promise.reject(new VerifierBusyError(`more than ${maxCostlyQueued} costly password verifications waiting`));
       return new Promise<VerifyResult>((resolve, reject) => {
         // Stryker disable next-line UpdateOperator: counting down keeps the ids unique just as well
-        const pending: Pending = { job: { id: nextId++, encoded, password }, owner, resolve, reject, detach: () => signal?.removeEventListener("abort", onAbort) };
+        const pending: Pending = { job: { id: nextId++, encoded, password }, costlyOwner: costly?.owner, resolve, reject, detach: () => signal?.removeEventListener("abort", onAbort) };
         function onAbort() {
           // Stryker disable next-line ConditionalExpression: the listener is removed when the job leaves the queue (detach), so it runs only while the job waits in it
           if (!queue.includes(pending)) return;
@@ -175,13 +196,12 @@ export function createVerifierPool(options: VerifierPoolOptions = {}): VerifierP
         // Stryker disable next-line ObjectLiteral,BooleanLiteral: a signal aborts once, and the listener goes when the job leaves the queue
         signal?.addEventListener("abort", onAbort, { once: true });
         queue.push(pending);
-        count(waitingOf, owner, 1);
+        if (costly) costlyWaiting++;
         dispatch();
       });
     },
     async close() {
       closed = true;
-      waitingOf.clear();
       for (const pending of queue.splice(0)) {
         pending.detach();
         pending.reject(new VerifierClosedError("password verifier closed"));

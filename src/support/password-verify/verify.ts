@@ -1,5 +1,6 @@
 import { DomainError } from "../../domain/errors.js";
 import { parseImportedHash } from "../../domain/imported-hash.js";
+import { isCostly } from "../../domain/password-hash.js";
 import { createVerifierPool, VerifierBusyError, VerifierClosedError, type VerifierPool } from "./verifier-pool.js";
 
 // One pool per process, started on first use: the server and the import command share it, and a
@@ -12,13 +13,14 @@ let shared: VerifierPool | undefined;
  * event loop: a hash at the accepted limits costs seconds of CPU. Too many waiting verifications
  * → resource_exhausted `password_verify.busy`; during shutdown → unavailable `password_verify.closed`.
  * `signal` (the call's) drops a verification that is still waiting when the caller gives up. `owner` is the
- * organization whose user the hash is (the pool keeps a worker free of any one organization's hashes).
+ * organization whose user the hash is: a costly hash (isCostly) runs in the pool's costly lane, which keeps a worker
+ * free of costly hashes and serves their owners in turn.
  */
-export async function verifyImportedHash(encoded: string, password: string, signal?: AbortSignal, owner?: string): Promise<boolean> {
-  parseImportedHash(encoded);
+export async function verifyImportedHash(encoded: string, password: string, signal?: AbortSignal, owner = ""): Promise<boolean> {
+  const parsed = parseImportedHash(encoded);
   shared ??= createVerifierPool();
   try {
-    return (await shared.verify(encoded, password, signal, owner)).matches;
+    return (await shared.verify(encoded, password, signal, isCostly(parsed) ? { owner } : undefined)).matches;
   } catch (error) {
     if (error instanceof VerifierBusyError) throw new DomainError("resource_exhausted", "password_verify.busy", "too many password verifications in progress, retry later");
     if (error instanceof VerifierClosedError) throw new DomainError("unavailable", "password_verify.closed", "the server is shutting down");

@@ -1871,11 +1871,12 @@ export const ImportOutcomeSchema: GenEnum<ImportOutcome> = /*@__PURE__*/
  * `principal.privileged`, ErrorInfo metadata `permission` (the first permission not covered) and
  * `scope` (its level: instance, org, project or project_grant). So no caller can mint a token for, or
  * take over the email of, a principal that holds more than itself.
- * A role the target holds in another organization's scope (a member of a grant of another organization's
- * project to the target's) counts for the calls that would hand it to the caller (tokens issued, email, codes,
- * password), not for those that only take from the target (ListPersonalAccessTokens,
- * RemovePersonalAccessToken, DeactivateUser, ReactivateUser, LockUser, UnlockUser, RemoveUser): another
- * organization cannot take a user out of its own organization's hands by giving it a role.
+ * One exception: a role the target holds as a member of a grant of another organization's project to the
+ * target's own organization (which that organization gives without the target's asking) counts for the calls
+ * that would hand it to the caller (tokens issued, email, codes, password), not for those that only take from
+ * the target (ListPersonalAccessTokens, RemovePersonalAccessToken, DeactivateUser, ReactivateUser, LockUser,
+ * UnlockUser, RemoveUser): another organization cannot take a user out of its own organization's hands by
+ * giving it a grant role. Every other role counts for every call.
  *
  * @generated from service gatehouse.admin.v1.UserService
  */
@@ -2140,7 +2141,7 @@ export const UserService: GenService<{
    * Errors: invalid_argument (`password.invalid`; `request.invalid` for a request without `user_id` and
    * `login_name`, or without a password), failed_precondition (`user.locked`, `user.inactive`,
    * `organization.inactive`), resource_exhausted (`password_verify.busy`: too many verifications waiting, or
-   * more than a quarter of the queue waiting for users of one organization; retry later), aborted (`password.check_contended`: the user's count changed again and again while this check was
+   * for a costly stored hash too many costly ones; retry later), aborted (`password.check_contended`: the user's count changed again and again while this check was
    * recorded, retry).
    *
    * @generated from rpc gatehouse.admin.v1.UserService.VerifyPassword
