@@ -88,6 +88,8 @@ function parseScrypt(value: string): ImportedHash {
   const p = inRange("scrypt", "p", Number(match[3]), 1, LIMITS.scrypt.maxP);
   // scrypt's working memory is 128·r·N bytes; p repeats the work with the same memory.
   if (128 * r * 2 ** log2N > LIMITS.scrypt.maxMemoryBytes) malformed("scrypt", `memory 128·r·N must be at most ${LIMITS.scrypt.maxMemoryBytes / 1024 ** 2} MiB`);
+  // RFC 7914: N < 2^(128·r/8). OpenSSL refuses anything else, so such a hash could never be checked.
+  if (log2N >= 16 * r) malformed("scrypt", "N must be below 2^(16·r)");
   // passlib's $scrypt$ form always carries a 32-byte checksum.
   return { scheme: "scrypt", log2N, r, p, salt: decodeBase64("scrypt", "salt", match[4]!, B64, 4), hash: decodeBase64("scrypt", "hash", match[5]!, B64, 32, 32) };
 }

@@ -25,26 +25,33 @@ export function judgeStoredHash(encoded: string): { scheme: string; rehash: bool
 }
 
 /**
- * Whether checking a stored hash may cost clearly more than checking a default argon2id (about 50 ms here): the
- * verifier runs such hashes in its costly lane, which never holds every worker (src/support/password-verify). The
- * bounds are each scheme's settings that take about as long as the default: argon2 above its memory × iterations,
- * bcrypt above cost 10, scrypt above N·r·p = 2^14·8 (16 MiB with one lane), pbkdf2 above 100 000 rounds, sha-crypt
- * above 20 000 rounds; md5-crypt never. Common imported settings (bcrypt 12, pbkdf2 600 000) are costly, and are
- * replaced by a default argon2id at the first right sign-in.
+ * Whether checking a stored hash against a password of `passwordBytes` (UTF-8) may cost clearly more than checking a
+ * default argon2id (tens of milliseconds): the verifier runs such checks in its costly lane, which never holds every
+ * worker (src/support/password-verify). The bounds are each scheme's settings that take about as long as the default:
+ * argon2 above its memory × iterations, bcrypt above cost 9, scrypt above N·r·p = 2^14·8 (16 MiB with one lane),
+ * pbkdf2 above 50 000 rounds; md5-crypt never. sha-crypt's work grows with the password too (each round hashes it
+ * twice, and its setup hashes it once per byte): above the work of 20 000 rounds with a 64-byte password. Common
+ * imported settings (bcrypt 10-12, pbkdf2 600 000) are costly, and are replaced by a default argon2id at the first
+ * right sign-in.
  */
-export function isCostly(parsed: ImportedHash): boolean {
+export function isCostly(parsed: ImportedHash, passwordBytes: number): boolean {
   switch (parsed.scheme) {
     case "argon2":
       return parsed.memoryKiB * parsed.iterations > ARGON2ID_DEFAULT.memoryKiB * ARGON2ID_DEFAULT.iterations;
     case "bcrypt":
-      return parsed.cost > 10;
+      return parsed.cost > 9;
     case "scrypt":
       return 2 ** parsed.log2N * parsed.r * parsed.p > 2 ** 14 * 8;
     case "pbkdf2":
-      return parsed.rounds > 100_000;
+      return parsed.rounds > 50_000;
     case "sha-crypt":
-      return parsed.rounds > 20_000;
+      return shaCryptWork(parsed.rounds, passwordBytes) > shaCryptWork(20_000, 64);
     case "md5-crypt":
       return false;
   }
+}
+
+/** sha-crypt's work, in bytes hashed: each round hashes the password twice and an 80-byte digest and salt; the setup, the password once per byte. */
+function shaCryptWork(rounds: number, passwordBytes: number): number {
+  return rounds * (2 * passwordBytes + 80) + passwordBytes * passwordBytes;
 }

@@ -413,4 +413,19 @@ describe("costly imported hashes", () => {
     ]);
     expect(order[0]).toBe("other");
   }, 60_000);
+
+  it("crowd out no other organization's: one organization's flood of costly checks is refused busy past its share, another's right password still passes", async () => {
+    // Past the costly checks that run (all workers but one) and the places one organization may hold (a quarter of a
+    // quarter of 256), a flood is refused busy whatever the machine's cores.
+    const workers = Math.max(2, Math.min(availableParallelism(), 8));
+    const flood = workers - 1 + 16 + 4;
+    const costly = `$2b$11$${"a".repeat(22)}${"b".repeat(31)}`;
+    const flooded = await Promise.all(Array.from({ length: flood }, () => human({ hashedPassword: costly, org: otherOrgId })));
+    const other = await human({ hashedPassword: bcrypt.hashSync(GOOD, 10) });
+    const answers = flooded.map((u) => failure(login().verifyPassword(byId(u.userId, WRONG))));
+    const checked = await login().verifyPassword(byId(other.userId, GOOD));
+    expect(checked.details).toBeDefined();
+    const reasons = (await Promise.all(answers)).map((a) => a.reason);
+    expect(reasons).toContain("password_verify.busy");
+  }, 60_000);
 });

@@ -54,6 +54,12 @@ describe("one organization's costly re-import", () => {
     expect(order[0]).toBe("other true");
   }, 60_000);
 
+  it("is held back by its organization's limit, not refused: a chunk's checks never fill the verifier's queue", async () => {
+    // More than the verifier lets wait (256): each organization runs one per core and holds the rest itself.
+    const checks = Array.from({ length: 300 }, () => isStoredPassword(BCRYPT_HASH, "Analytical-Engine-1843", "org-chunk"));
+    expect(await Promise.all(checks)).toEqual(checks.map(() => true));
+  }, 60_000);
+
   it("holds no import's hashing of plain passwords", async () => {
     const order: string[] = [];
     const costlyOnes = costlyChecks().map((check) => check.then(() => order.push("costly")));

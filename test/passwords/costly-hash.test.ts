@@ -20,18 +20,34 @@ describe("a costly stored hash", () => {
     ["argon2id with more memory", true, argon2(19_457, 2)],
     ["argon2id with more iterations", true, argon2(19_456, 3)],
     ["argon2id with less memory and more iterations, as much work", false, argon2(9_728, 4)],
-    ["bcrypt 10", false, { scheme: "bcrypt", cost: 10 } as ImportedHash],
-    ["bcrypt 11", true, { scheme: "bcrypt", cost: 11 } as ImportedHash],
+    ["bcrypt 9", false, { scheme: "bcrypt", cost: 9 } as ImportedHash],
+    ["bcrypt 10", true, { scheme: "bcrypt", cost: 10 } as ImportedHash],
     ["scrypt N=2^14 r=8 p=1", false, scrypt(14, 8, 1)],
     ["scrypt N=2^15 r=8 p=1", true, scrypt(15, 8, 1)],
     ["scrypt N=2^14 r=9 p=1", true, scrypt(14, 9, 1)],
     ["scrypt N=2^14 r=8 p=2", true, scrypt(14, 8, 2)],
-    ["pbkdf2 100 000 rounds", false, pbkdf2(100_000)],
-    ["pbkdf2 100 001 rounds", true, pbkdf2(100_001)],
-    ["sha-crypt 20 000 rounds", false, shaCrypt(20_000)],
-    ["sha-crypt 20 001 rounds", true, shaCrypt(20_001)],
+    ["pbkdf2 50 000 rounds", false, pbkdf2(50_000)],
+    ["pbkdf2 50 001 rounds", true, pbkdf2(50_001)],
+    ["sha-crypt 37 000 rounds (a 16-byte password)", false, shaCrypt(37_000)],
+    ["sha-crypt 38 000 rounds (a 16-byte password)", true, shaCrypt(38_000)],
     ["md5-crypt", false, { scheme: "md5-crypt", salt: "salt", hash: "hash" } as ImportedHash],
   ] as const)("%s: costly %s", (_name, costly, parsed) => {
-    expect(isCostly(parsed)).toBe(costly);
+    expect(isCostly(parsed, 16)).toBe(costly);
+  });
+
+  it.each([
+    ["sha-crypt 20 000 rounds, a 64-byte password", false, 20_000, 64],
+    ["sha-crypt 20 000 rounds, a 65-byte password", true, 20_000, 65],
+    ["sha-crypt 5 000 rounds (its default), a 4 KiB password", true, 5_000, 4096],
+    ["sha-crypt 1 000 rounds (its least), a 2 KiB password (its setup hashes it once per byte)", true, 1_000, 2048],
+    ["sha-crypt 1 000 rounds, a 1 KiB password", false, 1_000, 1024],
+  ] as const)("%s: costly %s (its work grows with the password)", (_name, costly, rounds, passwordBytes) => {
+    expect(isCostly(shaCrypt(rounds), passwordBytes)).toBe(costly);
+  });
+
+  it("other schemes' work does not grow with the password", () => {
+    expect(isCostly({ scheme: "md5-crypt", salt: "salt", hash: "hash" }, 4096)).toBe(false);
+    expect(isCostly(argon2(19_456, 2), 4096)).toBe(false);
+    expect(isCostly({ scheme: "bcrypt", cost: 9 }, 4096)).toBe(false);
   });
 });

@@ -31,6 +31,8 @@ const boundaries: { name: string; accepted: string; rejected: string; limit: str
   { name: "argon2 p", accepted: argon2.replace("p=1", "p=16"), rejected: argon2.replace("p=1", "p=17"), limit: "16" },
   { name: "scrypt memory 128·r·N (r=8)", accepted: scrypt.replace("ln=10", "ln=18"), rejected: scrypt.replace("ln=10", "ln=19"), limit: "256 MiB" },
   { name: "scrypt memory 128·r·N (N=2^20)", accepted: scrypt.replace("ln=10,r=8", "ln=20,r=2"), rejected: scrypt.replace("ln=10,r=8", "ln=20,r=3"), limit: "256 MiB" },
+  // RFC 7914's N < 2^(16·r): OpenSSL refuses anything else, so such a hash could never be checked.
+  { name: "scrypt N below 2^(16·r)", accepted: scrypt.replace("ln=10,r=8", "ln=15,r=1"), rejected: scrypt.replace("ln=10,r=8", "ln=16,r=1"), limit: "2^(16·r)" },
   { name: "scrypt p", accepted: scrypt.replace("p=1", "p=16"), rejected: scrypt.replace("p=1", "p=17"), limit: "16" },
   { name: "pbkdf2 rounds", accepted: pbkdf2.replace("$2000$", "$5000000$"), rejected: pbkdf2.replace("$2000$", "$5000001$"), limit: "5000000" },
   { name: "sha256-crypt rounds", accepted: sha256.replace("rounds=1000", "rounds=1000000"), rejected: sha256.replace("rounds=1000", "rounds=1000001"), limit: "1000000" },

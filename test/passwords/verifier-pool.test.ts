@@ -148,6 +148,17 @@ describe("the verifier pool's costly lane (hashes that cost seconds hold no one 
     expect((await verifier.verify(md5, fixtures.password, undefined, costlyOf("c"))).matches).toBe(true);
   });
 
+  it("lets one owner's costly verifications wait in a quarter of the costly places, so another owner's still find room", async () => {
+    const verifier = pool({ size: 1, maxQueued: 64 });
+    const running = verifier.verify(slow, "x");
+    const waiting = [1, 2, 3, 4].map(() => verifier.verify(md5, fixtures.password, undefined, costlyOf("a")));
+    await expect(verifier.verify(md5, fixtures.password, undefined, costlyOf("a"))).rejects.toThrow("more than 4 costly password verifications of one owner waiting");
+    const other = verifier.verify(md5, fixtures.password, undefined, costlyOf("b"));
+    await Promise.all([running, ...waiting, other]);
+    // Its places are free again once its jobs left the queue.
+    expect((await verifier.verify(md5, fixtures.password, undefined, costlyOf("a"))).matches).toBe(true);
+  });
+
   it("gives back a costly place in the queue when a waiting verification is dropped", async () => {
     const verifier = pool({ size: 1, maxCostlyQueued: 1 });
     const running = verifier.verify(slow, "x");

@@ -25,6 +25,8 @@ export interface VerifierPoolOptions {
   maxCostlyRunning?: number;
   /** Costly verifications allowed to wait. Default: a quarter of `maxQueued` (at least one). */
   maxCostlyQueued?: number;
+  /** Costly verifications of one owner allowed to wait. Default: a quarter of `maxCostlyQueued` (at least one). */
+  maxCostlyQueuedPerOwner?: number;
 }
 
 export interface VerifyResult {
@@ -80,20 +82,23 @@ const startWorker = () =>
  *
  * Costly hashes never hold every worker: a user manager may import hashes at the highest accepted cost (seconds
  * each) and anyone at a login page may have them checked, and every other sign-in would wait behind them. Costly jobs
- * run on at most `maxCostlyRunning` workers and wait in at most `maxCostlyQueued` places; among them, the owner served
- * least recently goes first, so one organization's costly hashes do not starve another's. Cheap jobs (a default
- * argon2id, the dummy of an unknown user) are served in order on any worker. The lane is the hash's cost and never
- * its owner: whether a check is refused as busy depends on nothing a caller could learn a user's organization from.
+ * run on at most `maxCostlyRunning` workers and wait in at most `maxCostlyQueued` places, of which one owner holds at
+ * most `maxCostlyQueuedPerOwner`; among them, the owner served least recently goes first, so one organization's costly
+ * hashes neither starve nor crowd out another's. Cheap jobs (a default argon2id, the dummy of an unknown user) are
+ * served in order on any worker, whoever owns them: a busy answer for a cheap check says nothing of whose it is.
  */
 export function createVerifierPool(options: VerifierPoolOptions = {}): VerifierPool {
   const size = Math.max(1, options.size ?? Math.max(2, Math.min(availableParallelism(), 8)));
   const maxQueued = options.maxQueued ?? 256;
   const maxCostlyRunning = Math.max(1, options.maxCostlyRunning ?? size - 1);
   const maxCostlyQueued = options.maxCostlyQueued ?? Math.max(1, Math.floor(maxQueued / 4));
+  const maxCostlyQueuedPerOwner = options.maxCostlyQueuedPerOwner ?? Math.max(1, Math.floor(maxCostlyQueued / 4));
   const slots: Slot[] = [];
   const queue: Pending[] = [];
   let costlyRunning = 0;
   let costlyWaiting = 0;
+  /** Each owner's waiting costly jobs; an owner leaves when it has none. */
+  const costlyWaitingOf = new Map<string, number>();
   /** When each owner's costly job last started (a tick); forgotten whenever no costly job waits. */
   const lastServed = new Map<string, number>();
   let tick = 0;
@@ -104,6 +109,10 @@ export function createVerifierPool(options: VerifierPoolOptions = {}): VerifierP
     queue.splice(queue.indexOf(pending), 1);
     if (pending.costlyOwner === undefined) return;
     costlyWaiting--;
+    const left = costlyWaitingOf.get(pending.costlyOwner)! - 1;
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: a zero kept in the map counts as the absent entry does; deleting it only keeps the map small
+    if (left === 0) costlyWaitingOf.delete(pending.costlyOwner);
+    else costlyWaitingOf.set(pending.costlyOwner, left);
     // Stryker disable next-line ConditionalExpression,EqualityOperator,BlockStatement: forgetting keeps the map as small as the costly queue; kept, old ticks rank their owners as early as absent ones among the owners that wait next
     if (costlyWaiting === 0) lastServed.clear();
   };
@@ -184,6 +193,9 @@ export function createVerifierPool(options: VerifierPoolOptions = {}): VerifierP
       if (signal?.aborted) return Promise.reject(signal.reason as Error);
       if (queue.length >= maxQueued) return Promise.reject(new VerifierBusyError(`more than ${maxQueued} password verifications waiting`));
       if (costly && costlyWaiting >= maxCostlyQueued) return Promise.reject(new VerifierBusyError(`more than ${maxCostlyQueued} costly password verifications waiting`));
+      if (costly && (costlyWaitingOf.get(costly.owner) ?? 0) >= maxCostlyQueuedPerOwner) {
+        return Promise.reject(new VerifierBusyError(`more than ${maxCostlyQueuedPerOwner} costly password verifications of one owner waiting`));
+      }
       return new Promise<VerifyResult>((resolve, reject) => {
         // Stryker disable next-line UpdateOperator: counting down keeps the ids unique just as well
         const pending: Pending = { job: { id: nextId++, encoded, password }, costlyOwner: costly?.owner, resolve, reject, detach: () => signal?.removeEventListener("abort", onAbort) };
@@ -196,7 +208,10 @@ export function createVerifierPool(options: VerifierPoolOptions = {}): VerifierP
         // Stryker disable next-line ObjectLiteral,BooleanLiteral: a signal aborts once, and the listener goes when the job leaves the queue
         signal?.addEventListener("abort", onAbort, { once: true });
         queue.push(pending);
-        if (costly) costlyWaiting++;
+        if (costly) {
+          costlyWaiting++;
+          costlyWaitingOf.set(costly.owner, (costlyWaitingOf.get(costly.owner) ?? 0) + 1);
+        }
         dispatch();
       });
     },

@@ -20,7 +20,7 @@ export async function verifyImportedHash(encoded: string, password: string, sign
   const parsed = parseImportedHash(encoded);
   shared ??= createVerifierPool();
   try {
-    return (await shared.verify(encoded, password, signal, isCostly(parsed) ? { owner } : undefined)).matches;
+    return (await shared.verify(encoded, password, signal, isCostly(parsed, Buffer.byteLength(password)) ? { owner } : undefined)).matches;
   } catch (error) {
     if (error instanceof VerifierBusyError) throw new DomainError("resource_exhausted", "password_verify.busy", "too many password verifications in progress, retry later");
     if (error instanceof VerifierClosedError) throw new DomainError("unavailable", "password_verify.closed", "the server is shutting down");

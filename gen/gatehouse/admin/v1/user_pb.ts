@@ -154,9 +154,10 @@ export type HashedPassword = Message<"gatehouse.admin.v1.HashedPassword"> & {
    * above what real systems produce. A parameter outside its range is `hashed_password.malformed`
    * with a message naming the limit:
    * bcrypt cost 4–18; argon2 m ≥ 8·p and ≤ 262144 KiB (256 MiB), t 1–16, p 1–16, version 16 or 19;
-   * scrypt ln 1–20, r 1–32, p 1–16 and memory 128·r·2^ln ≤ 256 MiB; pbkdf2 rounds 1000–5000000;
-   * sha-crypt rounds 1000–1000000 (5000 when absent); md5-crypt has no parameter.
-   * Verification runs on a bounded pool of worker threads, never on the server's event loop.
+   * scrypt ln 1–20, r 1–32, p 1–16, memory 128·r·2^ln ≤ 256 MiB and ln < 16·r (RFC 7914); pbkdf2 rounds
+   * 1000–5000000; sha-crypt rounds 1000–1000000 (5000 when absent); md5-crypt has no parameter.
+   * Verification runs on a bounded pool of worker threads, never on the server's event loop; a hash that
+   * costs clearly more than a default argon2id never holds every thread (README "Signing in").
    *
    * @generated from field: string value = 1;
    */
