@@ -2142,7 +2142,8 @@ export const UserService: GenService<{
    * Errors: invalid_argument (`password.invalid`; `request.invalid` for a request without `user_id` and
    * `login_name`, or without a password), failed_precondition (`user.locked`, `user.inactive`,
    * `organization.inactive`), resource_exhausted (`password_verify.busy`: too many verifications waiting, or
-   * for a costly stored hash too many costly ones; retry later), aborted (`password.check_contended`: the user's count changed again and again while this check was
+   * for a stored hash that costs clearly more than a default argon2id, too many such checks waiting, or too
+   * many of its organization's; retry later), aborted (`password.check_contended`: the user's count changed again and again while this check was
    * recorded, retry).
    *
    * @generated from rpc gatehouse.admin.v1.UserService.VerifyPassword
