@@ -20,8 +20,8 @@ const stateEvents: Record<UserStateChange, string> = {
 
 /**
  * Deactivate, reactivate, lock or unlock a user. These act on the target's identity (its tokens
- * stop or start working), so they need `user.write` and the privilege ceiling over its lifecycle (the
- * roles it holds in scopes of its own organization and the instance); a caller may not
+ * stop or start working), so they need `user.write` and the privilege ceiling over its lifecycle (every
+ * role it holds but those of a grant of another organization's project to its own: membershipsBinding); a caller may not
  * deactivate or lock itself. The flag write is conditional: of two concurrent identical calls one
  * wins and the other gets the same failed_precondition as a later call would.
  */
